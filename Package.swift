@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "swift-deviceid",
+    products: [
+        .library(name: "Keyring", targets: ["Keyring"]),
+    ],
+    targets: [
+        // System libraries, found with pkg-config. C lives only here.
+        .systemLibrary(
+            name: "CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev", "libglib2.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
+        // Layer 1: the Secret Service, told truthfully.
+        .target(name: "Keyring", dependencies: ["CLibSecret", "COpenSSL"]),
+
+        // Benchmarks are executables, never part of `swift test`.
+        .executableTarget(
+            name: "KeyringBenchmark",
+            dependencies: ["Keyring", "CLibSecret"],
+            path: "Benchmarks/KeyringBenchmark"
+        ),
+
+        // Starts private D-Bus buses and gnome-keyring daemons for tests.
+        .target(name: "KeyringTestSupport", dependencies: ["Keyring"], path: "Tests/KeyringTestSupport"),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

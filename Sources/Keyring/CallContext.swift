@@ -1,0 +1,71 @@
+import CLibSecret
+import Dispatch
+import Synchronization
+
+/// One keyring call in flight: the `GCancellable` every blocking libsecret call receives,
+/// cancelled by the call's timeout or by cancellation of the task that awaits it.
+final class CallContext: @unchecked Sendable {
+    // GCancellable is thread-safe; the pointer never changes.
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    let timeout: Duration
+    private let expired = Atomic<Bool>(false)
+
+    init(timeout: Duration) {
+        self.timeout = timeout
+        cancellable = g_cancellable_new()
+    }
+
+    deinit { g_object_unref(cancellable) }
+
+    /// Whether the timeout, rather than the caller, cancelled the call.
+    var hasExpired: Bool { expired.load(ordering: .acquiring) }
+
+    func expire() {
+        expired.store(true, ordering: .releasing)
+        g_cancellable_cancel(cancellable)
+    }
+
+    func cancel() { g_cancellable_cancel(cancellable) }
+}
+
+/// Runs blocking libsecret work on threads of its own, never on Swift's cooperative pool.
+enum BlockingExecutor {
+    private static let workers = DispatchQueue(label: "swift-deviceid.keyring", qos: .userInitiated, attributes: .concurrent)
+    private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
+
+    /// Runs `body` on a worker thread, bounded by `timeout` and cancelled with the calling task.
+    /// Errors leave as ``KeyringError``.
+    static func run<Result: Sendable>(
+        timeout: Duration,
+        _ body: @escaping @Sendable (CallContext) throws -> Result
+    ) async throws -> Result {
+        let call = CallContext(timeout: timeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                workers.async {
+                    let deadline = DispatchWorkItem { call.expire() }
+                    timers.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: deadline)
+                    defer { deadline.cancel() }
+                    do {
+                        continuation.resume(returning: try body(call))
+                    } catch let failure as GLibFailure {
+                        continuation.resume(throwing: failure.keyringError(in: call))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+    }
+}
+
+extension Duration {
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow, seconds >= 0 else { return seconds < 0 ? .nanoseconds(0) : .never }
+        return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,62 @@
+import CLibSecret
+
+/// Conversions between Swift values and the GLib containers libsecret takes and returns.
+enum GLibValues {
+    /// A new `GHashTable` of UTF-8 strings (the table owns copies); unref it when done.
+    static func stringTable(_ dictionary: [String: String]) -> OpaquePointer {
+        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        for (key, value) in dictionary {
+            g_hash_table_insert(table, g_strdup(key), g_strdup(value))
+        }
+        return table
+    }
+
+    /// Reads a `GHashTable` of strings; does not unref it.
+    static func dictionary(fromStringTable table: OpaquePointer) -> [String: String] {
+        var result: [String: String] = [:]
+        var iterator = GHashTableIter()
+        var key: gpointer?
+        var value: gpointer?
+        g_hash_table_iter_init(&iterator, table)
+        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+            guard let key, let value else { continue }
+            result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
+                String(cString: value.assumingMemoryBound(to: CChar.self))
+        }
+        return result
+    }
+
+    /// Takes a NULL-terminated string vector, returning its strings and freeing it.
+    static func strings(takingStrv strv: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+        guard let strv else { return [] }
+        defer { g_strfreev(strv) }
+        var result: [String] = []
+        var index = 0
+        while let string = strv[index] {
+            result.append(String(cString: string))
+            index += 1
+        }
+        return result
+    }
+
+    /// Calls `body` with a NULL-terminated `const gchar **` holding `strings`.
+    static func withStrv<Result>(
+        _ strings: [String],
+        _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) throws -> Result
+    ) rethrows -> Result {
+        let copies = strings.map { UnsafePointer(g_strdup($0)) }
+        defer { copies.forEach { g_free(UnsafeMutablePointer(mutating: $0)) } }
+        var vector = copies + [nil]
+        return try vector.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
+    }
+
+    /// A floating-free `a{ss}` variant of `attributes`; unref it when done.
+    static func attributesVariant(_ attributes: [String: String]) -> OpaquePointer {
+        let entryType = g_variant_type_new("{ss}")
+        defer { g_variant_type_free(entryType) }
+        var entries: [OpaquePointer?] = attributes.sorted { $0.key < $1.key }.map { key, value in
+            g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(value))
+        }
+        return g_variant_ref_sink(g_variant_new_array(entryType, &entries, gsize(entries.count)))
+    }
+}

@@ -1,0 +1,21 @@
+/// Where a new item is stored: a collection named by one of the Secret Service's aliases.
+public enum KeyringCollection: Sendable, Hashable {
+    /// The user's default keyring (usually `login`), unlocked at login.
+    case `default`
+    /// The session collection: kept in memory and forgotten when the keyring daemon exits.
+    case session
+    /// Any other alias the Secret Service knows.
+    case alias(String)
+
+    /// The alias name.
+    public var alias: String {
+        switch self {
+        case .default: "default"
+        case .session: "session"
+        case .alias(let name): name
+        }
+    }
+
+    /// The D-Bus object path the Secret Service resolves to the aliased collection.
+    var objectPath: String { "/org/freedesktop/secrets/aliases/\(alias)" }
+}

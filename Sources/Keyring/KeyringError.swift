@@ -1,0 +1,57 @@
+/// Everything that can go wrong talking to the keyring, in cases a caller can act on.
+///
+/// Every description says what to do next. None ever contains secret bytes.
+public enum KeyringError: Error, Sendable, Hashable {
+    /// There is no D-Bus session bus to reach (the detail says why).
+    case noSessionBus(String)
+    /// The session bus has no Secret Service provider, or it went away (the detail is the bus's answer).
+    case serviceUnavailable(String)
+    /// The collection alias (usually `default`) names no keyring: none has been created yet.
+    case noDefaultCollection(alias: String)
+    /// The item or collection is locked and the call may not, or could not, unlock it.
+    case locked(collection: String?)
+    /// The user dismissed the unlock prompt.
+    case promptDismissed
+    /// The call did not finish within its timeout (often: an unanswered prompt, or a hung daemon).
+    case timedOut(Duration)
+    /// The calling task was cancelled.
+    case cancelled
+    /// The Secret Service answered with data this library cannot use.
+    case invalidItemData(String)
+    /// The attributes do not fit the schema.
+    case invalidAttributes(String)
+    /// Any other failure, with the underlying GLib error domain, code and message.
+    case other(domain: String, code: Int32, message: String)
+}
+
+extension KeyringError: CustomStringConvertible {
+    /// What happened and what to do about it, in one line.
+    public var description: String {
+        switch self {
+        case .noSessionBus(let detail):
+            "no D-Bus session bus (\(detail)); run inside a desktop session, or start one with `dbus-run-session -- COMMAND`"
+        case .serviceUnavailable(let detail):
+            "no Secret Service on the session bus (\(detail)); start a provider such as GNOME Keyring "
+                + "(`gnome-keyring-daemon --start --components=secrets`), KWallet or KeePassXC with Secret Service integration"
+        case .noDefaultCollection(let alias):
+            "the Secret Service has no '\(alias)' keyring yet; create one (Seahorse: New ▸ Password Keyring, set as default) "
+                + "or let `gnome-keyring-daemon --unlock` create the login keyring"
+        case .locked(let collection):
+            "the keyring\(collection.map { " '\($0)'" } ?? "") is locked; unlock it (log in again, or open Seahorse) "
+                + "or allow interactive unlocking so the Secret Service can prompt"
+        case .promptDismissed:
+            "the unlock prompt was dismissed and the keyring stays locked; try again and enter the keyring password"
+        case .timedOut(let duration):
+            "the Secret Service did not answer within \(duration); an unlock prompt may be waiting or the daemon is hung: "
+                + "unlock the keyring or restart the keyring daemon, then retry (allow a longer timeout for prompts)"
+        case .cancelled:
+            "the keyring call was cancelled"
+        case .invalidItemData(let detail):
+            "the Secret Service returned data that cannot be used (\(detail)); the item is left as it is: inspect it with Seahorse or `secret-tool search`"
+        case .invalidAttributes(let detail):
+            "invalid keyring attributes: \(detail)"
+        case .other(let domain, let code, let message):
+            "Secret Service call failed (\(domain) \(code)): \(message)"
+        }
+    }
+}

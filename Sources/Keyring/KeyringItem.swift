@@ -1,0 +1,25 @@
+import Foundation
+
+/// An item found in the keyring: where it is and what describes it, without its secret.
+public struct KeyringItem: Sendable, Hashable, Identifiable {
+    /// The item's D-Bus object path, unique while the item exists.
+    public let id: String
+    /// The human-readable label Seahorse and `secret-tool` show.
+    public let label: String
+    /// All attributes, including libsecret's `xdg:schema` when the writer set one.
+    public let attributes: KeyringAttributes
+    /// When the item was created.
+    public let created: Date
+    /// When the item's secret or attributes last changed.
+    public let modified: Date
+    /// Whether the item sits in a locked collection (its secret cannot be read until unlocked).
+    public let isLocked: Bool
+
+    /// The name of the collection holding the item (for example `login`), taken from its path.
+    public var collection: String { Self.collectionName(ofItemPath: id) }
+
+    static func collectionName(ofItemPath path: String) -> String {
+        let components = path.split(separator: "/")
+        return components.count >= 2 ? String(components[components.count - 2]) : path
+    }
+}

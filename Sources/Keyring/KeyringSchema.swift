@@ -1,0 +1,43 @@
+/// Names a kind of keyring item and the attributes that address it, like libsecret's `SecretSchema`.
+///
+/// The name is stored with each item as libsecret's `xdg:schema` attribute, so tools such as Seahorse
+/// and `secret-tool` can tell what wrote it. Reads and searches match on the attributes alone, so an
+/// item written by `secret-tool store service S account A` is found too.
+public struct KeyringSchema: Sendable, Hashable {
+    /// The schema name, in reverse-DNS form.
+    public let name: String
+    /// The attribute names items of this schema may carry: lower-case ASCII.
+    public let attributes: Set<String>
+
+    /// Creates a schema; attribute names must be non-empty lower-case ASCII (letters, digits, `-`, `_`, `.`).
+    public init(name: String, attributes: Set<String>) {
+        precondition(!name.isEmpty, "A schema needs a name")
+        precondition(attributes.allSatisfy(Self.isValidAttributeName), "Attribute names are lower-case ASCII")
+        self.name = name
+        self.attributes = attributes
+    }
+
+    /// The project's schema: items addressed by `service` (the access group) and `account`.
+    public static let standard = KeyringSchema(name: "io.github.swift-deviceid.Item", attributes: ["service", "account"])
+
+    /// The attribute libsecret uses to record an item's schema name.
+    static let schemaAttribute = "xdg:schema"
+
+    static func isValidAttributeName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
+    }
+
+    /// Throws unless every attribute is one of the schema's.
+    func validate(_ attributes: KeyringAttributes) throws {
+        let unknown = attributes.keys.filter { !self.attributes.contains($0) }.sorted()
+        guard unknown.isEmpty else {
+            throw KeyringError.invalidAttributes(
+                "attribute(s) \(unknown.joined(separator: ", ")) are not in schema \(name) (\(self.attributes.sorted().joined(separator: ", ")))")
+        }
+    }
+}
+
+/// Attribute names and values that address keyring items.
+public typealias KeyringAttributes = [String: String]

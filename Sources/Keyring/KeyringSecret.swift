@@ -1,0 +1,65 @@
+import COpenSSL
+
+/// Secret bytes read from or written to the keyring, wiped from memory when released.
+///
+/// The bytes live in one private buffer that is overwritten with `OPENSSL_cleanse` when the last
+/// reference goes away. Reach them with ``withUnsafeBytes(_:)``; every copy you make is yours to wipe.
+public final class KeyringSecret: @unchecked Sendable {
+    // Immutable after init, so sharing across threads is safe.
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    /// The number of secret bytes.
+    public let count: Int
+
+    /// Copies `bytes` into a buffer that is wiped on release.
+    public init(_ bytes: some Sequence<UInt8>) {
+        let array = Array(bytes)
+        count = array.count
+        buffer = .allocate(byteCount: max(array.count, 1), alignment: 16)
+        array.withUnsafeBytes { buffer.copyMemory(from: $0) }
+    }
+
+    /// Copies the bytes at `pointer` into a buffer that is wiped on release.
+    public init(copying bytes: UnsafeRawBufferPointer) {
+        count = bytes.count
+        buffer = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        if bytes.count > 0 { buffer.copyMemory(from: bytes) }
+    }
+
+    /// The UTF-8 bytes of `text`.
+    public convenience init(utf8 text: String) {
+        self.init(text.utf8)
+    }
+
+    deinit {
+        OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+        buffer.deallocate()
+    }
+
+    /// Calls `body` with the secret bytes; the pointer must not escape.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
+    /// The bytes as UTF-8 text, or `nil` when they are not valid UTF-8.
+    public var utf8String: String? {
+        withUnsafeBytes { String(validating: $0, as: UTF8.self) }
+    }
+}
+
+extension KeyringSecret: Equatable {
+    /// Compares in constant time for equal lengths.
+    public static func == (lhs: KeyringSecret, rhs: KeyringSecret) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+        }
+    }
+}
+
+extension KeyringSecret: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Never the bytes: `KeyringSecret(<n> bytes)`.
+    public var description: String { "KeyringSecret(\(count) bytes)" }
+    /// Never the bytes: `KeyringSecret(<n> bytes)`.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,124 @@
+import CLibSecret
+import Foundation
+
+/// One blocking libsecret call each, on an open service. Run them on a worker thread only.
+extension OpenService {
+    /// Object paths of every item whose attributes include `attributes`, split by lock state. One D-Bus round trip.
+    func searchPaths(_ attributes: KeyringAttributes, _ call: CallContext) throws -> (unlocked: [String], locked: [String]) {
+        let table = GLibValues.stringTable(attributes)
+        defer { g_hash_table_unref(table) }
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        _ = try gCall { secret_service_search_for_dbus_paths_sync(proxy, nil, table, call.cancellable, &unlocked, &locked, $0) }
+        return (GLibValues.strings(takingStrv: unlocked), GLibValues.strings(takingStrv: locked))
+    }
+
+    /// Every matching item with its properties, locked ones included; never prompts.
+    func items(_ attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
+        let table = GLibValues.stringTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let list = try gCall { secret_service_search_sync(proxy, nil, table, SECRET_SEARCH_ALL, call.cancellable, $0) }
+        defer { g_list_free_full(list, g_object_unref) }
+        var items: [KeyringItem] = []
+        var node = list
+        while let current = node {
+            if let item = current.pointee.data?.assumingMemoryBound(to: SecretItem.self) {
+                items.append(KeyringItem(item))
+            }
+            node = current.pointee.next
+        }
+        return items.sorted(by: KeyringItem.oldestFirst)
+    }
+
+    /// The secret of the item at `path`; `nil` when the service returned none for it. One D-Bus round trip.
+    func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret? {
+        guard let value = try gCall({ secret_service_get_secret_for_dbus_path_sync(proxy, path, call.cancellable, $0) }) else {
+            return nil
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        var length = 0
+        let bytes = secret_value_get(value, &length)
+        return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    /// Asks the service to unlock `paths`, which may show a prompt; returns the paths now unlocked.
+    func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        _ = try GLibValues.withStrv(paths) { strv in
+            try gCall { secret_service_unlock_dbus_paths_sync(proxy, strv, call.cancellable, &unlocked, $0) }
+        }
+        return GLibValues.strings(takingStrv: unlocked)
+    }
+
+    /// Locks the items or collections at `paths`.
+    func lock(_ paths: [String], _ call: CallContext) throws {
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        _ = try GLibValues.withStrv(paths) { strv in
+            try gCall { secret_service_lock_dbus_paths_sync(proxy, strv, call.cancellable, &locked, $0) }
+        }
+        _ = GLibValues.strings(takingStrv: locked)
+    }
+
+    /// Deletes the item at `path`.
+    func delete(path: String, _ call: CallContext) throws {
+        _ = try gCall { secret_service_delete_item_dbus_path_sync(proxy, path, call.cancellable, $0) }
+    }
+
+    /// Creates an item in the collection at `collectionPath`, replacing one with identical attributes there.
+    func createItem(
+        in collectionPath: String, label: String, attributes: KeyringAttributes,
+        secret: KeyringSecret, contentType: String, _ call: CallContext
+    ) throws -> String {
+        let properties = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })!
+        defer { g_hash_table_unref(properties) }
+        g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Label"),
+                            UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
+        g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Attributes"),
+                            UnsafeMutableRawPointer(GLibValues.attributesVariant(attributes)))
+        // libsecret copies the bytes into its own memory, which it wipes when freed.
+        let value = secret.withUnsafeBytes { bytes in
+            secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: gchar.self), bytes.count, contentType)!
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        let path = try gCall {
+            secret_service_create_item_dbus_path_sync(proxy, collectionPath, properties, value, SECRET_ITEM_CREATE_REPLACE, call.cancellable, $0)
+        }
+        guard let path else { throw KeyringError.invalidItemData("the Secret Service created no item") }
+        defer { g_free(path) }
+        return String(cString: path)
+    }
+
+    /// The collection path an alias points to, or `nil` when the alias is not set.
+    func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
+        guard let path = try gCall({ secret_service_read_alias_dbus_path_sync(proxy, alias, call.cancellable, $0) }) else {
+            return nil
+        }
+        defer { g_free(path) }
+        let target = String(cString: path)
+        return target == "/" ? nil : target
+    }
+}
+
+extension KeyringItem {
+    /// Reads a libsecret item proxy's properties.
+    init(_ item: UnsafeMutablePointer<SecretItem>) {
+        let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)
+        let label = secret_item_get_label(item)
+        defer { g_free(label) }
+        let attributes = secret_item_get_attributes(item)
+        defer { attributes.map { g_hash_table_unref($0) } }
+        self.init(
+            id: String(cString: g_dbus_proxy_get_object_path(proxy)),
+            label: label.map { String(cString: $0) } ?? "",
+            attributes: attributes.map(GLibValues.dictionary(fromStringTable:)) ?? [:],
+            created: Date(timeIntervalSince1970: TimeInterval(secret_item_get_created(item))),
+            modified: Date(timeIntervalSince1970: TimeInterval(secret_item_get_modified(item))),
+            isLocked: secret_item_get_locked(item) != 0
+        )
+    }
+
+    /// The order reads resolve several matches by: oldest first, then by object path.
+    static func oldestFirst(_ a: KeyringItem, _ b: KeyringItem) -> Bool {
+        a.created != b.created ? a.created < b.created : a.id < b.id
+    }
+}

@@ -1,0 +1,48 @@
+import CLibSecret
+
+/// A `SecretService` subclass that talks over a connection we give it.
+///
+/// libsecret's own constructor always points a `SecretService` at the session bus of the process
+/// environment. This subclass's constructor runs after it and points the proxy back at the
+/// `g-connection` it was constructed with, without property loading or signal subscriptions
+/// (nobody iterates a main loop for them here). That lets one process reach several buses,
+/// and reopen a service after its daemon restarts.
+enum ServiceOnConnection {
+    /// The registered GType of the subclass.
+    static let type: GType = {
+        let parent = secret_service_get_type()
+        var query = GTypeQuery()
+        g_type_query(parent, &query)
+        return g_type_register_static_simple(
+            parent, "SwiftDeviceIdSecretService", query.class_size,
+            { classPointer, _ in
+                let objectClass = classPointer!.assumingMemoryBound(to: GObjectClass.self)
+                objectClass.pointee.constructor = { type, count, parameters in
+                    let parentClass = g_type_class_peek(secret_service_get_type())!.assumingMemoryBound(to: GObjectClass.self)
+                    let object = parentClass.pointee.constructor(type, count, parameters)
+                    // Still under construction, so construct-only properties may be set.
+                    setEnum(object, "g-bus-type", type: g_bus_type_get_type(), G_BUS_TYPE_NONE.rawValue)
+                    setFlags(object, "g-flags", type: g_dbus_proxy_flags_get_type(),
+                             G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES.rawValue | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS.rawValue)
+                    return object
+                }
+            },
+            query.instance_size, nil, GTypeFlags(rawValue: 0))
+    }()
+
+    private static func setEnum(_ object: UnsafeMutablePointer<GObject>?, _ name: String, type: GType, _ value: Int32) {
+        var gvalue = GValue()
+        g_value_init(&gvalue, type)
+        g_value_set_enum(&gvalue, value)
+        g_object_set_property(object, name, &gvalue)
+        g_value_unset(&gvalue)
+    }
+
+    private static func setFlags(_ object: UnsafeMutablePointer<GObject>?, _ name: String, type: GType, _ value: UInt32) {
+        var gvalue = GValue()
+        g_value_init(&gvalue, type)
+        g_value_set_flags(&gvalue, value)
+        g_object_set_property(object, name, &gvalue)
+        g_value_unset(&gvalue)
+    }
+}

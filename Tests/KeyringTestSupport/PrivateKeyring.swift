@@ -1,0 +1,153 @@
+import Foundation
+import Keyring
+import Synchronization
+
+/// A private D-Bus bus with its own gnome-keyring-daemon and a throwaway home: a real Secret Service
+/// that never touches the user's keyring. The bus activates nothing, so no other daemon can stand in.
+public final class PrivateKeyring: Sendable {
+    /// What the daemon starts with.
+    public enum Start: Sendable {
+        /// A `login` keyring, created if needed and unlocked, with the `default` alias.
+        case unlocked
+        /// A running daemon that has never created a keyring: no `default` alias.
+        case noKeyring
+        /// No Secret Service at all: just the bus.
+        case busOnly
+    }
+
+    /// The throwaway directory holding home, runtime dir and bus socket.
+    public let root: URL
+    /// The private bus's D-Bus address.
+    public let address: String
+    private let password: String
+    private let bus: Process
+    private let busExited: Task<Int32, Never>
+    private let daemon = Mutex<(process: Process, exited: Task<Int32, Never>)?>(nil)
+
+    /// Runs `body` with a fresh private keyring, and tears it down afterwards whatever happens.
+    public static func with<Result>(
+        _ start: Start = .unlocked, _ body: (PrivateKeyring) async throws -> Result
+    ) async throws -> Result {
+        let keyring = try await PrivateKeyring()
+        do {
+            if start != .busOnly { try await keyring.startDaemon(unlock: start == .unlocked) }
+            let result = try await body(keyring)
+            await keyring.shutDown()
+            return result
+        } catch {
+            await keyring.shutDown()
+            throw error
+        }
+    }
+
+    private init() async throws {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        root = URL(fileURLWithPath: base).appendingPathComponent("kr-\(UUID().uuidString.prefix(8))")
+        for sub in ["home", "run", "bus"] {
+            try FileManager.default.createDirectory(
+                at: root.appendingPathComponent(sub), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        password = Self.randomPassword()
+        let config = root.appendingPathComponent("bus.conf")
+        try Self.busConfig(listenIn: root.appendingPathComponent("bus").path).write(to: config, atomically: true, encoding: .utf8)
+        bus = try ChildProcess.prepare("dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
+                                       environment: ProcessInfo.processInfo.environment)
+        let stdout = Pipe()
+        bus.standardOutput = stdout
+        bus.standardError = FileHandle.nullDevice
+        busExited = ChildProcess.exitStatus(of: bus)
+        try bus.run()
+        // dbus-daemon prints its address once it is listening.
+        address = await ChildProcess.readLine(stdout.fileHandleForReading)
+        guard !address.isEmpty else { throw KeyringError.noSessionBus("the private dbus-daemon did not start") }
+    }
+
+    /// The environment a child process needs to use this keyring, and nothing of the user's.
+    public var environment: [String: String] {
+        let home = root.appendingPathComponent("home").path
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("XDG_") && $0.key != "DISPLAY" && $0.key != "WAYLAND_DISPLAY" }
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/.local/share"
+        environment["XDG_CONFIG_HOME"] = home + "/.config"
+        environment["XDG_CACHE_HOME"] = home + "/.cache"
+        environment["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        return environment
+    }
+
+    /// A client of this keyring.
+    public func client(
+        schema: KeyringSchema = .standard, unlockPolicy: UnlockPolicy = .nonInteractive, timeout: Duration = .seconds(10)
+    ) -> KeyringClient {
+        KeyringClient(schema: schema, bus: .address(address), unlockPolicy: unlockPolicy, timeout: timeout)
+    }
+
+    /// Starts gnome-keyring-daemon on this bus and waits until it owns `org.freedesktop.secrets`.
+    /// With `unlock`, it creates (or opens) the `login` keyring with this keyring's password.
+    public func startDaemon(unlock: Bool = true) async throws {
+        let process = try ChildProcess.prepare(
+            "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
+            environment: environment)
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let exited = ChildProcess.exitStatus(of: process)
+        try process.run()
+        daemon.withLock { $0 = (process, exited) }
+        if unlock { try stdin.fileHandleForWriting.write(contentsOf: Data(password.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", "org.freedesktop.secrets"])
+        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
+    }
+
+    /// Kills the daemon outright (SIGKILL) and waits until it has exited.
+    public func killDaemon() async {
+        guard let running = daemon.withLock({ current in defer { current = nil }; return current }) else { return }
+        kill(running.process.processIdentifier, SIGKILL)
+        _ = await running.exited.value
+    }
+
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the daemon: a Secret Service that accepts calls and never answers.
+    public func freezeDaemon(_ frozen: Bool) {
+        guard let pid = daemon.withLock({ $0?.process.processIdentifier }) else { return }
+        kill(pid, frozen ? SIGSTOP : SIGCONT)
+    }
+
+    /// Runs a command against this keyring (for example `secret-tool`), with `input` on its standard input.
+    public func run(_ executable: String, _ arguments: [String], input: Data = Data()) async throws -> ProcessOutput {
+        try await ChildProcess.run(executable, arguments, environment: environment, input: input)
+    }
+
+    private func shutDown() async {
+        freezeDaemon(false)
+        await killDaemon()
+        // SIGKILL: children inherit the test runner's blocked signal mask, so SIGTERM may never arrive.
+        kill(bus.processIdentifier, SIGKILL)
+        _ = await busExited.value
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    private static func randomPassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
+    }
+
+    /// A session-type bus listening in `directory`, with no service directories: nothing is ever activated.
+    private static func busConfig(listenIn directory: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:dir=\(directory)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+@testable import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("Every failure is a typed error with a way out")
+struct FailureTests {
+    @Test("A bus with no Secret Service provider gives .serviceUnavailable within a few seconds")
+    func noProvider() async throws {
+        try await PrivateKeyring.with(.busOnly) { keyring in
+            var error: KeyringError?
+            let elapsed = await ContinuousClock().measure {
+                error = await keyringError { try await keyring.client(timeout: .seconds(20)).secret(matching: uniqueAttributes()) }
+            }
+            guard case .serviceUnavailable = error else { Issue.record("got \(String(describing: error))"); return }
+            #expect(elapsed < .seconds(5))
+            #expect(error?.description.contains("gnome-keyring-daemon") == true)
+        }
+    }
+
+    @Test("A daemon that never created a keyring gives .noDefaultCollection on store; reads are absent")
+    func noDefaultCollection() async throws {
+        try await PrivateKeyring.with(.noKeyring) { (keyring: PrivateKeyring) async throws in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            #expect(await keyringError {
+                try await client.store(KeyringSecret(utf8: "x"), label: "x", attributes: attributes)
+            } == .noDefaultCollection(alias: "default"))
+            #expect(try await client.secret(matching: attributes) == nil)
+            #expect(await keyringError { try await client.lock(.default) } == .noDefaultCollection(alias: "default"))
+        }
+    }
+
+    @Test("Killing the daemon mid-run gives an error; after a restart the stored data is back")
+    func daemonKilledAndRestarted() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "survives"), label: "s", attributes: attributes)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "survives")
+
+            await keyring.killDaemon()
+            let error = await keyringError { try await client.secret(matching: attributes) }
+            guard case .serviceUnavailable = error else { Issue.record("got \(String(describing: error))"); return }
+
+            try await keyring.startDaemon(unlock: true)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "survives")
+        }
+    }
+
+    @Test("A daemon that never answers gives .timedOut at the call's timeout, and the next call works")
+    func hungDaemonTimesOut() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            try await keyring.client().store(KeyringSecret(utf8: "v"), label: "v", attributes: attributes)
+            keyring.freezeDaemon(true)
+            let client = keyring.client(timeout: .milliseconds(500))
+            #expect(await keyringError { try await client.secret(matching: attributes) } == .timedOut(.milliseconds(500)))
+            keyring.freezeDaemon(false)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "v")
+        }
+    }
+
+    @Test("Cancelling the awaiting task cancels a call that is stuck on the daemon")
+    func taskCancellation() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            try await keyring.client().store(KeyringSecret(utf8: "v"), label: "v", attributes: attributes)
+            keyring.freezeDaemon(true)
+            let client = keyring.client(timeout: .seconds(60))
+            let read = Task { await keyringError { try await client.secret(matching: attributes) } }
+            read.cancel()
+            #expect(await read.value == .cancelled)
+            keyring.freezeDaemon(false)
+        }
+    }
+
+    @Test("No session bus gives .noSessionBus with what to do")
+    func noSessionBus() async throws {
+        #expect(throws: KeyringError.noSessionBus("DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus")) {
+            try BusAddress.session.resolve(environment: [:])
+        }
+        #expect(try BusAddress.session.resolve(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) == "unix:path=/x")
+        let client = KeyringClient(bus: .address("unix:path=/nonexistent/bus-\(UUID().uuidString)"))
+        let error = await keyringError { try await client.secret(matching: uniqueAttributes()) }
+        guard case .noSessionBus(let detail) = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(detail.contains("/nonexistent/"))
+        #expect(error?.description.contains("dbus-run-session") == true)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("A locked keyring is reported as locked, never as absent")
+struct LockTests {
+    @Test("Non-interactive read of an item in a locked collection throws .locked within a second; the item survives")
+    func lockedIsNotAbsent() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client(unlockPolicy: .nonInteractive, timeout: .seconds(10))
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "the identity"), label: "identity", attributes: attributes)
+            try await client.lock(.default)
+
+            var error: KeyringError?
+            let elapsed = await ContinuousClock().measure {
+                error = await keyringError { try await client.secret(matching: attributes) }
+            }
+            #expect(error == .locked(collection: "login"))
+            #expect(elapsed < .seconds(1))
+
+            // Absent stays absent while locked, and the locked item is still listed, untouched.
+            #expect(try await client.secret(matching: uniqueAttributes("never stored")) == nil)
+            let item = try #require(try await client.items(matching: attributes).first)
+            #expect(item.isLocked)
+            #expect(await keyringError { try await client.secret(of: item) } == .locked(collection: "login"))
+
+            // Writing and deleting refuse too, and change nothing.
+            #expect(await keyringError {
+                try await client.store(KeyringSecret(utf8: "other"), label: "x", attributes: attributes)
+            } == .locked(collection: "default"))
+            #expect(await keyringError { try await client.deleteAll(matching: attributes) } == .locked(collection: "login"))
+
+            // Unlocked again (the daemon restarts with the password): the original secret is there.
+            await keyring.killDaemon()
+            try await keyring.startDaemon(unlock: true)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
+            #expect(try await client.items(matching: attributes).count == 1)
+        }
+    }
+
+    @Test("Interactive read with no display to prompt on fails with an error, never nil, within its timeout")
+    func interactiveWithoutDisplay() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            try await keyring.client().store(KeyringSecret(utf8: "s"), label: "s", attributes: attributes)
+            try await keyring.client().lock(.default)
+            let client = keyring.client(unlockPolicy: .interactive, timeout: .seconds(3))
+            let error = await keyringError { try await client.secret(matching: attributes) }
+            #expect(error == .promptDismissed || error == .timedOut(.seconds(3)), "got \(String(describing: error))")
+            #expect(try await keyring.client().items(matching: attributes).first?.isLocked == true)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("Store, read, replace, delete and search on a real gnome-keyring-daemon")
+struct RoundTripTests {
+    @Test("All 256 byte values and 1 MiB of random bytes round-trip unchanged")
+    func binarySecrets() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let everyByte = KeyringSecret(0...255 as ClosedRange<UInt8>)
+            var generator = SystemRandomNumberGenerator()
+            let large = KeyringSecret((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            for secret in [everyByte, large, KeyringSecret([])] {
+                let attributes = uniqueAttributes()
+                try await client.store(secret, label: "binary", attributes: attributes)
+                let read = try #require(try await client.secret(matching: attributes))
+                #expect(read.count == secret.count)
+                #expect(read == secret)
+            }
+        }
+    }
+
+    @Test("Unicode labels and attribute values are kept exactly")
+    func unicode() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = ["service": "app.ünïcødé.日本", "account": "😀 user/ä"]
+            let label = "Schlüssel für 🔐 — 鍵"
+            try await client.store(KeyringSecret(utf8: "wert ✓"), label: label, attributes: attributes)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "wert ✓")
+            let items = try await client.items(matching: attributes)
+            #expect(items.count == 1)
+            #expect(items.first?.label == label)
+            #expect(items.first?.attributes["account"] == "😀 user/ä")
+            #expect(items.first?.attributes["service"] == "app.ünïcødé.日本")
+        }
+    }
+
+    @Test("Storing again replaces the item instead of adding one")
+    func replace() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "first"), label: "one", attributes: attributes)
+            try await client.store(KeyringSecret(utf8: "second"), label: "two", attributes: attributes)
+            let items = try await client.items(matching: attributes)
+            #expect(items.map(\.label) == ["two"])
+            #expect(try await client.secret(matching: attributes)?.utf8String == "second")
+        }
+    }
+
+    @Test("Delete removes the item; reading it afterwards is definitely absent")
+    func delete() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let kept = uniqueAttributes("kept"), gone = uniqueAttributes("gone")
+            try await client.store(KeyringSecret(utf8: "k"), label: "kept", attributes: kept)
+            try await client.store(KeyringSecret(utf8: "g"), label: "gone", attributes: gone)
+            let item = try #require(try await client.items(matching: gone).first)
+            #expect(try await client.delete(item))
+            #expect(try await client.delete(item) == false)
+            #expect(try await client.secret(matching: gone) == nil)
+            #expect(try await client.secret(matching: kept)?.utf8String == "k")
+        }
+    }
+
+    @Test("Clear-by-attributes deletes every match and nothing else")
+    func deleteAll() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let service = "test.clear.\(UUID().uuidString)"
+            for account in ["a", "b", "c"] {
+                try await client.store(KeyringSecret(utf8: account), label: account, attributes: ["service": service, "account": account])
+            }
+            let other = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "x"), label: "other", attributes: other)
+            #expect(try await client.deleteAll(matching: ["service": service]) == 3)
+            #expect(try await client.items(matching: ["service": service]).isEmpty)
+            #expect(try await client.secret(matching: other) != nil)
+            #expect(await keyringError { try await client.deleteAll(matching: [:]) } == .invalidAttributes("at least one attribute is needed"))
+        }
+    }
+
+    @Test("Search returns every match with attributes, label, times and lock state")
+    func search() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let service = "test.search.\(UUID().uuidString)"
+            let before = Date(timeIntervalSinceNow: -2)
+            for account in ["one", "two"] {
+                try await client.store(KeyringSecret(utf8: account), label: "label \(account)", attributes: ["service": service, "account": account])
+            }
+            let items = try await client.items(matching: ["service": service])
+            #expect(Set(items.map(\.label)) == ["label one", "label two"])
+            for item in items {
+                #expect(item.attributes["service"] == service)
+                #expect(item.attributes["xdg:schema"] == KeyringSchema.standard.name)
+                #expect(item.created >= before && item.modified >= item.created)
+                #expect(!item.isLocked)
+                #expect(item.collection == "login")
+                #expect(try await client.secret(of: item)?.utf8String == item.attributes["account"])
+            }
+            #expect(try await client.items(matching: ["service": "test.none.\(UUID().uuidString)"]).isEmpty)
+        }
+    }
+
+    @Test("The session collection keeps items apart from the default one")
+    func sessionCollection() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "in memory"), label: "session", attributes: attributes, in: .session)
+            let item = try #require(try await client.items(matching: attributes).first)
+            #expect(item.collection == "session")
+            #expect(try await client.secret(matching: attributes)?.utf8String == "in memory")
+        }
+    }
+
+    @Test("Attributes outside the schema are rejected before anything is sent")
+    func schemaValidation() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let error = await keyringError {
+                try await client.store(KeyringSecret(utf8: "x"), label: "x", attributes: ["service": "s", "user": "u"])
+            }
+            guard case .invalidAttributes = error else { Issue.record("expected invalidAttributes, got \(String(describing: error))"); return }
+        }
+    }
+}

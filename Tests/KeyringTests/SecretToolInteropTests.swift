@@ -1,0 +1,32 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("Interop with secret-tool, both ways")
+struct SecretToolInteropTests {
+    @Test("What we store, `secret-tool lookup` reads")
+    func secretToolReadsOurs() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            try await keyring.client().store(KeyringSecret(utf8: "from swift ✓"), label: "ours", attributes: attributes)
+            let lookup = try await keyring.run(
+                "secret-tool", ["lookup", "service", attributes["service"]!, "account", attributes["account"]!])
+            #expect(lookup.status == 0)
+            #expect(lookup.text == "from swift ✓")
+        }
+    }
+
+    @Test("What `secret-tool store` wrote, we read")
+    func weReadSecretTools() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            let store = try await keyring.run(
+                "secret-tool", ["store", "--label=from secret-tool", "service", attributes["service"]!, "account", attributes["account"]!],
+                input: Data("written by secret-tool".utf8))
+            #expect(store.status == 0, "\(store.errorText)")
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "written by secret-tool")
+            #expect(try await keyring.client().items(matching: attributes).first?.label == "from secret-tool")
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import Keyring
+
+/// Attributes no other test uses.
+func uniqueAttributes(_ account: String = #function) -> KeyringAttributes {
+    ["service": "test.\(UUID().uuidString)", "account": account]
+}
+
+extension KeyringSecret {
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
+
+/// Asserts `body` throws a ``KeyringError`` and returns it.
+func keyringError(_ body: () async throws -> some Any) async -> KeyringError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as KeyringError {
+        return error
+    } catch {
+        return .other(domain: "unexpected", code: 0, message: "\(error)")
+    }
+}
