@@ -39,6 +39,17 @@ enum GLibValues {
         return result
     }
 
+    /// The object paths in the `ao` child at `index` of a tuple variant.
+    static func objectPaths(in tuple: OpaquePointer, at index: Int) -> [String] {
+        let array = g_variant_get_child_value(tuple, gsize(index))
+        defer { g_variant_unref(array) }
+        return (0..<Int(g_variant_n_children(array))).map { child in
+            let path = g_variant_get_child_value(array, gsize(child))
+            defer { g_variant_unref(path) }
+            return String(cString: g_variant_get_string(path, nil))
+        }
+    }
+
     /// Calls `body` with a NULL-terminated `const gchar **` holding `strings`.
     static func withStrv<Result>(
         _ strings: [String],

@@ -7,6 +7,9 @@
 /// Items are addressed by attributes. Reads and searches match every item whose attributes include the
 /// ones given. When several items match a read, the **oldest** (by creation time, then object path) wins,
 /// locked ones included: if the winner is locked, the read unlocks it or throws, it never skips to another.
+/// A read remembers the item it resolved and next time asks for that item's secret directly (one D-Bus
+/// round trip); it searches again once that item is gone, after a write through this process, or when the
+/// daemon has restarted.
 public struct KeyringClient: Sendable {
     /// The schema whose name is stored with each item and whose attributes calls may use.
     public let schema: KeyringSchema
@@ -55,6 +58,8 @@ public struct KeyringClient: Sendable {
             for other in siblings where other != path && other.hasPrefix(collectionPrefix) {
                 try deleteIfPresent(other, service, call)
             }
+            // The next read resolves afresh, by the rule below.
+            service.setResolvedPath(nil, for: attributes)
         }
     }
 
@@ -65,6 +70,11 @@ public struct KeyringClient: Sendable {
     public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
         return try await perform { service, call in
+            // The item this query resolved to last time: one round trip while it still exists.
+            if let path = service.resolvedPath(for: attributes) {
+                if let secret = try readSecret(at: path, lockedKnown: false, service, call) { return secret }
+                service.setResolvedPath(nil, for: attributes)
+            }
             // An item can vanish or be locked between search and read: look again, a few times at most.
             for _ in 0..<3 {
                 let found = try service.searchPaths(attributes, call)
@@ -75,6 +85,7 @@ public struct KeyringClient: Sendable {
                     path = oldest.id
                 }
                 if let secret = try readSecret(at: path, lockedKnown: found.locked.contains(path), service, call) {
+                    service.setResolvedPath(path, for: attributes)
                     return secret
                 }
             }
@@ -156,16 +167,14 @@ public struct KeyringClient: Sendable {
     private func readSecret(at path: String, lockedKnown: Bool, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
         if lockedKnown { try unlockOrThrow([path], service, call) }
         do {
-            if let secret = try service.secret(atPath: path, call) { return secret }
+            return try service.secret(atPath: path, call)
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return nil
         } catch let failure as GLibFailure where failure.isLocked {
+            // Locked since we looked.
             try unlockOrThrow([path], service, call)
             return try service.secret(atPath: path, call)
         }
-        // No value and no error: the service hides secrets of locked items this way.
-        try unlockOrThrow([path], service, call)
-        return try service.secret(atPath: path, call)
     }
 
     /// Unlocks `paths` when the policy allows a prompt; otherwise, or when the prompt fails, throws.
@@ -179,6 +188,7 @@ public struct KeyringClient: Sendable {
 
     @discardableResult
     private func deleteIfPresent(_ path: String, _ service: OpenService, _ call: CallContext) throws -> Bool {
+        service.forgetResolutions(of: path)
         do {
             try service.delete(path: path, call)
             return true

@@ -5,12 +5,13 @@ import Foundation
 extension OpenService {
     /// Object paths of every item whose attributes include `attributes`, split by lock state. One D-Bus round trip.
     func searchPaths(_ attributes: KeyringAttributes, _ call: CallContext) throws -> (unlocked: [String], locked: [String]) {
-        let table = GLibValues.stringTable(attributes)
-        defer { g_hash_table_unref(table) }
-        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        _ = try gCall { secret_service_search_for_dbus_paths_sync(proxy, nil, table, call.cancellable, &unlocked, &locked, $0) }
-        return (GLibValues.strings(takingStrv: unlocked), GLibValues.strings(takingStrv: locked))
+        var arguments: [OpaquePointer?] = [GLibValues.attributesVariant(attributes)]
+        defer { g_variant_unref(arguments[0]) }
+        let reply = try callMethod(
+            "SearchItems", on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+            g_variant_new_tuple(&arguments, 1), returning: "(aoao)", call)
+        defer { g_variant_unref(reply) }
+        return (GLibValues.objectPaths(in: reply, at: 0), GLibValues.objectPaths(in: reply, at: 1))
     }
 
     /// Every matching item with its properties, locked ones included; never prompts.
@@ -30,10 +31,18 @@ extension OpenService {
         return items.sorted(by: KeyringItem.oldestFirst)
     }
 
-    /// The secret of the item at `path`; `nil` when the service returned none for it. One D-Bus round trip.
-    func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret? {
-        guard let value = try gCall({ secret_service_get_secret_for_dbus_path_sync(proxy, path, call.cancellable, $0) }) else {
-            return nil
+    /// The secret of the item at `path`, decrypted with our transfer session. One D-Bus round trip.
+    func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret {
+        let session = g_variant_new_object_path(secret_service_get_session_dbus_path(proxy))
+        var arguments: [OpaquePointer?] = [session]
+        let reply = try callMethod(
+            "GetSecret", on: path, interface: "org.freedesktop.Secret.Item",
+            g_variant_new_tuple(&arguments, 1), returning: "((oayays))", call)
+        defer { g_variant_unref(reply) }
+        let encoded = g_variant_get_child_value(reply, 0)
+        defer { g_variant_unref(encoded) }
+        guard let value = secret_service_decode_dbus_secret(proxy, encoded) else {
+            throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length = 0
@@ -86,6 +95,24 @@ extension OpenService {
         guard let path else { throw KeyringError.invalidItemData("the Secret Service created no item") }
         defer { g_free(path) }
         return String(cString: path)
+    }
+
+    /// Calls a Secret Service method directly on our connection (no main loop), bounded only by the call's
+    /// cancellable, and checks the reply's type.
+    private func callMethod(
+        _ method: String, on path: String, interface: String,
+        _ parameters: OpaquePointer?, returning replyType: String, _ call: CallContext
+    ) throws -> OpaquePointer {
+        let reply = try gCall {
+            g_dbus_connection_call_sync(
+                connection, owner, path, interface, method, parameters, nil,
+                G_DBUS_CALL_FLAGS_NO_AUTO_START, G_MAXINT, call.cancellable, $0)
+        }
+        guard let reply, String(cString: g_variant_get_type_string(reply)) == replyType else {
+            reply.map { g_variant_unref($0) }
+            throw KeyringError.invalidItemData("\(interface).\(method) answered with an unexpected type")
+        }
+        return reply
     }
 
     /// The collection path an alias points to, or `nil` when the alias is not set.

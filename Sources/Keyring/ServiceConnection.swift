@@ -1,16 +1,34 @@
 import CLibSecret
 import Synchronization
 
-/// An open Secret Service: our own D-Bus connection and a `SecretService` proxy with a transfer session.
+/// An open Secret Service: our own D-Bus connection, a `SecretService` proxy with a transfer session,
+/// and what this daemon instance has told us.
 final class OpenService: @unchecked Sendable {
     // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change.
     let proxy: UnsafeMutablePointer<SecretService>
-    private let connection: OpaquePointer
+    let connection: OpaquePointer
+    /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
+    /// new sessions, renumbered items) fails them instead of answering for the old one.
+    let owner: String
+    /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
+    private let resolved = Mutex<[KeyringAttributes: String]>([:])
 
     fileprivate init(proxy: UnsafeMutablePointer<SecretService>, connection: OpaquePointer) {
         self.proxy = proxy
         self.connection = connection
+        let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
+        defer { g_free(owner) }
+        self.owner = owner.map { String(cString: $0) } ?? "org.freedesktop.secrets"
     }
+
+    /// The item path last resolved for `attributes`.
+    func resolvedPath(for attributes: KeyringAttributes) -> String? { resolved.withLock { $0[attributes] } }
+
+    /// Remembers (or, with `nil`, forgets) the item path `attributes` resolve to.
+    func setResolvedPath(_ path: String?, for attributes: KeyringAttributes) { resolved.withLock { $0[attributes] = path } }
+
+    /// Forgets every resolution that led to `path`.
+    func forgetResolutions(of path: String) { resolved.withLock { $0 = $0.filter { $0.value != path } } }
 
     deinit {
         g_object_unref(proxy)

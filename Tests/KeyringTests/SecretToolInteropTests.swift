@@ -29,4 +29,18 @@ struct SecretToolInteropTests {
             #expect(try await keyring.client().items(matching: attributes).first?.label == "from secret-tool")
         }
     }
+
+    @Test("An item we read before and another program then deleted is absent, not stale")
+    func deletedElsewhereIsAbsent() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "soon gone"), label: "gone", attributes: attributes)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "soon gone")
+            let clear = try await keyring.run(
+                "secret-tool", ["clear", "service", attributes["service"]!, "account", attributes["account"]!])
+            #expect(clear.status == 0)
+            #expect(try await client.secret(matching: attributes) == nil)
+        }
+    }
 }
