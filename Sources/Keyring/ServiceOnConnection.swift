@@ -21,28 +21,26 @@ enum ServiceOnConnection {
                     let parentClass = g_type_class_peek(secret_service_get_type())!.assumingMemoryBound(to: GObjectClass.self)
                     let object = parentClass.pointee.constructor(type, count, parameters)
                     // Still under construction, so construct-only properties may be set.
-                    setEnum(object, "g-bus-type", type: g_bus_type_get_type(), G_BUS_TYPE_NONE.rawValue)
-                    setFlags(object, "g-flags", type: g_dbus_proxy_flags_get_type(),
-                             G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES.rawValue | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS.rawValue)
+                    setProperty(object, "g-bus-type", type: g_bus_type_get_type()) {
+                        g_value_set_enum($0, G_BUS_TYPE_NONE.rawValue)
+                    }
+                    setProperty(object, "g-flags", type: g_dbus_proxy_flags_get_type()) {
+                        g_value_set_flags($0, G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES.rawValue | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS.rawValue)
+                    }
                     return object
                 }
             },
             query.instance_size, nil, GTypeFlags(rawValue: 0))
     }()
 
-    private static func setEnum(_ object: UnsafeMutablePointer<GObject>?, _ name: String, type: GType, _ value: Int32) {
-        var gvalue = GValue()
-        g_value_init(&gvalue, type)
-        g_value_set_enum(&gvalue, value)
-        g_object_set_property(object, name, &gvalue)
-        g_value_unset(&gvalue)
-    }
-
-    private static func setFlags(_ object: UnsafeMutablePointer<GObject>?, _ name: String, type: GType, _ value: UInt32) {
-        var gvalue = GValue()
-        g_value_init(&gvalue, type)
-        g_value_set_flags(&gvalue, value)
-        g_object_set_property(object, name, &gvalue)
-        g_value_unset(&gvalue)
+    /// Sets one GObject property through a `GValue` of `type`, filled in by `assign`.
+    private static func setProperty(
+        _ object: UnsafeMutablePointer<GObject>?, _ name: String, type: GType, _ assign: (UnsafeMutablePointer<GValue>) -> Void
+    ) {
+        var value = GValue()
+        g_value_init(&value, type)
+        assign(&value)
+        g_object_set_property(object, name, &value)
+        g_value_unset(&value)
     }
 }
