@@ -118,6 +118,21 @@ struct RoundTripTests {
         }
     }
 
+    @Test("Several matches resolve by the documented rule: oldest, then object path, whatever the collection")
+    func severalMatches() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "session"), label: "in session", attributes: attributes, in: .session)
+            try await client.store(KeyringSecret(utf8: "login"), label: "in login", attributes: attributes)
+            let items = try await client.items(matching: attributes)
+            #expect(items.count == 2)
+            let winner = try #require(items.min { a, b in a.created != b.created ? a.created < b.created : a.id < b.id })
+            // Each secret is the name of its collection.
+            #expect(try await client.secret(matching: attributes)?.utf8String == winner.collection)
+        }
+    }
+
     @Test("Attributes outside the schema are rejected before anything is sent")
     func schemaValidation() async throws {
         try await PrivateKeyring.with { keyring in

@@ -30,6 +30,20 @@ struct SecretToolInteropTests {
         }
     }
 
+    @Test("Storing over an item `secret-tool` wrote replaces it, though its attributes lack our schema name")
+    func storeReplacesSecretToolsItem() async throws {
+        try await PrivateKeyring.with { keyring in
+            let attributes = uniqueAttributes()
+            let store = try await keyring.run(
+                "secret-tool", ["store", "--label=old", "service", attributes["service"]!, "account", attributes["account"]!],
+                input: Data("old".utf8))
+            #expect(store.status == 0)
+            try await keyring.client().store(KeyringSecret(utf8: "new"), label: "new", attributes: attributes)
+            #expect(try await keyring.client().items(matching: attributes).map(\.label) == ["new"])
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "new")
+        }
+    }
+
     @Test("An item we read before and another program then deleted is absent, not stale")
     func deletedElsewhereIsAbsent() async throws {
         try await PrivateKeyring.with { keyring in
