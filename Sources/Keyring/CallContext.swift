@@ -26,6 +26,14 @@ final class CallContext: @unchecked Sendable {
     }
 
     func cancel() { g_cancellable_cancel(cancellable) }
+
+    /// Throws ``KeyringError/timedOut(_:)`` or ``KeyringError/cancelled`` once the call has been cancelled.
+    func checkCancellation() throws {
+        if g_cancellable_is_cancelled(cancellable) != 0 { throw cancellationError }
+    }
+
+    /// What a cancelled call reports: a timeout when the deadline cancelled it.
+    var cancellationError: KeyringError { hasExpired ? .timedOut(timeout) : .cancelled }
 }
 
 /// Runs blocking libsecret work on threads of its own, never on Swift's cooperative pool.

@@ -48,7 +48,7 @@ struct GLibFailure: Error {
 
     /// The Swift error for this failure in the call it happened in.
     func keyringError(in call: CallContext) -> KeyringError {
-        if isCancelled { return call.hasExpired ? .timedOut(call.timeout) : .cancelled }
+        if isCancelled { return call.cancellationError }
         if isIO(G_IO_ERROR_TIMED_OUT) || isDBus(G_DBUS_ERROR_TIMEOUT) || isDBus(G_DBUS_ERROR_TIMED_OUT) {
             return .timedOut(call.timeout)
         }

@@ -20,7 +20,7 @@ public struct KeyringClient: Sendable {
     /// The bound on each call, prompts included.
     public let timeout: Duration
 
-    private let connection: ServiceConnection
+    let connection: ServiceConnection
 
     /// Creates a client. Nothing is contacted until the first call.
     public init(
@@ -46,20 +46,8 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws {
         try validate(attributes)
-        let stored = attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
         try await perform { service, call in
-            let path = try create(in: collection, service, call) {
-                try service.createItem(
-                    in: collection.objectPath, label: label, attributes: stored,
-                    secret: secret, contentType: contentType, call)
-            }
-            let siblings = try service.searchPaths(attributes, call).unlocked
-            let collectionPrefix = path[..<(path.lastIndex(of: "/") ?? path.endIndex)] + "/"
-            for other in siblings where other != path && other.hasPrefix(collectionPrefix) {
-                try deleteIfPresent(other, service, call)
-            }
-            // The next read resolves afresh, by the rule below.
-            service.setResolvedPath(nil, for: attributes)
+            try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
     }
 
@@ -69,27 +57,31 @@ public struct KeyringClient: Sendable {
     /// ``KeyringError/locked(collection:)`` under ``UnlockPolicy/nonInteractive``; never `nil`.
     public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
+        return try await perform { service, call in try read(attributes, service, call) }
+    }
+
+    /// The secret `attributes` address; only when the service definitely has none, stores the one `make`
+    /// returns and returns that.
+    ///
+    /// Processes using this library take a per-user lock file around the read and the store, so concurrent
+    /// callers, in one process or several, create exactly one item. `make` runs on a worker thread, under
+    /// the lock and within the call's timeout: it may block (for example, to generate a key).
+    public func secret(
+        matching attributes: KeyringAttributes,
+        orStore make: @escaping @Sendable () throws -> KeyringSecret,
+        label: String,
+        in collection: KeyringCollection = .default,
+        contentType: String = "application/octet-stream"
+    ) async throws -> (secret: KeyringSecret, created: Bool) {
+        try validate(attributes)
+        let lockName = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
         return try await perform { service, call in
-            // The item this query resolved to last time: one round trip while it still exists.
-            if let path = service.resolvedPath(for: attributes) {
-                if let secret = try readSecret(at: path, lockedKnown: false, service, call) { return secret }
-                service.setResolvedPath(nil, for: attributes)
+            try CreationLock.withLock(named: lockName, call) {
+                if let existing = try read(attributes, service, call) { return (existing, false) }
+                let created = try make()
+                try write(created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+                return (created, true)
             }
-            // An item can vanish or be locked between search and read: look again, a few times at most.
-            for _ in 0..<3 {
-                let found = try service.searchPaths(attributes, call)
-                let candidates = found.unlocked + found.locked
-                guard var path = candidates.first else { return nil }
-                if candidates.count > 1 {
-                    guard let oldest = try service.items(attributes, call).first else { continue }
-                    path = oldest.id
-                }
-                if let secret = try readSecret(at: path, lockedKnown: found.locked.contains(path), service, call) {
-                    service.setResolvedPath(path, for: attributes)
-                    return secret
-                }
-            }
-            throw KeyringError.invalidItemData("the matching items kept changing while being read")
         }
     }
 
@@ -144,90 +136,5 @@ public struct KeyringClient: Sendable {
             let path = try resolve(collection, service, call)
             guard try service.unlock([path], call).contains(path) else { throw KeyringError.promptDismissed }
         }
-    }
-
-    // MARK: - Blocking steps, run on worker threads
-
-    private func perform<Result: Sendable>(
-        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
-    ) async throws -> Result {
-        let connection = connection
-        return try await BlockingExecutor.run(timeout: timeout) { call in
-            try connection.withService(call) { try body($0, call) }
-        }
-    }
-
-    private func validate(_ attributes: KeyringAttributes) throws {
-        guard !attributes.isEmpty else { throw KeyringError.invalidAttributes("at least one attribute is needed") }
-        try schema.validate(attributes)
-    }
-
-    /// Reads the item at `path`, unlocking it first when it is known (or turns out) to be locked.
-    /// Returns `nil` when the item is gone.
-    private func readSecret(at path: String, lockedKnown: Bool, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
-        if lockedKnown { try unlockOrThrow([path], service, call) }
-        do {
-            return try service.secret(atPath: path, call)
-        } catch let failure as GLibFailure where failure.isNoSuchObject {
-            return nil
-        } catch let failure as GLibFailure where failure.isLocked {
-            // Locked since we looked.
-            try unlockOrThrow([path], service, call)
-            return try service.secret(atPath: path, call)
-        }
-    }
-
-    /// Unlocks `paths` when the policy allows a prompt; otherwise, or when the prompt fails, throws.
-    private func unlockOrThrow(_ paths: [String], _ service: OpenService, _ call: CallContext) throws {
-        guard unlockPolicy == .interactive else {
-            throw KeyringError.locked(collection: paths.first.map(Self.collectionName(of:)))
-        }
-        let unlocked = try service.unlock(paths, call)
-        guard Set(paths).isSubset(of: unlocked) else { throw KeyringError.promptDismissed }
-    }
-
-    @discardableResult
-    private func deleteIfPresent(_ path: String, _ service: OpenService, _ call: CallContext) throws -> Bool {
-        service.forgetResolutions(of: path)
-        do {
-            try service.delete(path: path, call)
-            return true
-        } catch let failure as GLibFailure where failure.isNoSuchObject {
-            return false
-        }
-    }
-
-    /// Runs a create step, unlocking the collection when allowed, and telling a missing alias apart.
-    private func create(
-        in collection: KeyringCollection, _ service: OpenService, _ call: CallContext,
-        _ step: () throws -> String
-    ) throws -> String {
-        do {
-            return try step()
-        } catch let failure as GLibFailure where failure.isLocked {
-            guard unlockPolicy == .interactive else { throw KeyringError.locked(collection: collection.alias) }
-            try unlockOrThrow([collection.objectPath], service, call)
-            return try step()
-        } catch let failure as GLibFailure where !failure.isCancelled {
-            _ = try resolve(collection, service, call)
-            throw failure
-        }
-    }
-
-    /// The real path of an aliased collection, or ``KeyringError/noDefaultCollection(alias:)``.
-    private func resolve(_ collection: KeyringCollection, _ service: OpenService, _ call: CallContext) throws -> String {
-        guard let path = try service.aliasTarget(collection.alias, call) else {
-            throw KeyringError.noDefaultCollection(alias: collection.alias)
-        }
-        return path
-    }
-
-    /// `login` for `/org/freedesktop/secrets/collection/login/3` or `…/collection/login`.
-    static func collectionName(of path: String) -> String {
-        let parts = path.split(separator: "/").map(String.init)
-        guard let index = parts.firstIndex(where: { $0 == "collection" || $0 == "aliases" }), index + 1 < parts.count else {
-            return path
-        }
-        return parts[index + 1]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Keyring
 
 /// Attributes no other test uses.
@@ -20,4 +21,11 @@ func keyringError(_ body: () async throws -> some Any) async -> KeyringError? {
     } catch {
         return .other(domain: "unexpected", code: 0, message: "\(error)")
     }
+}
+
+/// A thread-safe count.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }
