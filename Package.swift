@@ -5,6 +5,7 @@ let package = Package(
     name: "swift-deviceid",
     products: [
         .library(name: "Keyring", targets: ["Keyring"]),
+        .library(name: "SecureStorage", targets: ["SecureStorage"]),
     ],
     targets: [
         // System libraries, found with pkg-config. C lives only here.
@@ -21,6 +22,8 @@ let package = Package(
 
         // Layer 1: the Secret Service, told truthfully.
         .target(name: "Keyring", dependencies: ["CLibSecret", "COpenSSL"]),
+        // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
+        .target(name: "SecureStorage", dependencies: ["Keyring", "COpenSSL"]),
 
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
@@ -32,6 +35,11 @@ let package = Package(
         // Starts private D-Bus buses and gnome-keyring daemons for tests.
         .target(name: "KeyringTestSupport", dependencies: ["Keyring"], path: "Tests/KeyringTestSupport"),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
+        .testTarget(
+            name: "SecureStorageTests",
+            dependencies: ["SecureStorage", "Keyring", "KeyringTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,9 +36,21 @@ final class CallContext: @unchecked Sendable {
     var cancellationError: KeyringError { hasExpired ? .timedOut(timeout) : .cancelled }
 }
 
-/// Runs blocking libsecret work on threads of its own, never on Swift's cooperative pool.
+/// Runs blocking work (D-Bus, file, key derivation) on the library's worker threads, never on Swift's cooperative pool.
+public enum WorkerThreads {
+    static let queue = DispatchQueue(label: "swift-deviceid.workers", qos: .userInitiated, attributes: .concurrent)
+
+    /// Runs `work` on a worker thread and returns its result.
+    public static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result(catching: work)) }
+        }
+    }
+}
+
+/// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
 enum BlockingExecutor {
-    private static let workers = DispatchQueue(label: "swift-deviceid.keyring", qos: .userInitiated, attributes: .concurrent)
+    private static let workers = WorkerThreads.queue
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
     /// Runs `body` on a worker thread, bounded by `timeout` and cancelled with the calling task.

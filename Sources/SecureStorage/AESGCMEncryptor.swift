@@ -1,0 +1,61 @@
+import COpenSSL
+import Foundation
+import Keyring
+
+/// AES-256-GCM with a random 96-bit nonce per encryption and a 128-bit tag, in a versioned envelope whose
+/// authenticated data binds each ciphertext to its item (access group and account) and to the envelope header.
+public struct AESGCMEncryptor: Encryptor {
+    /// Where the keys come from.
+    public let keyProvider: any KeyProvider
+
+    /// Seals with keys from `keyProvider`.
+    public init(keyProvider: any KeyProvider) {
+        self.keyProvider = keyProvider
+    }
+
+    /// Encrypts `data` bound to no item (empty access group and account).
+    public func encrypt(data: Data) async throws -> Data { try await encrypt(data: data, for: Self.unbound) }
+
+    /// Decrypts what ``encrypt(data:)`` returned.
+    public func decrypt(data: Data) async throws -> Data { try await decrypt(data: data, for: Self.unbound) }
+
+    /// Encrypts `data` into an envelope that only decrypts for `item`.
+    public func encrypt(data: Data, for item: StorageItem) async throws -> Data {
+        let (key, parameters) = try await keyProvider.encryptionKey()
+        var envelope = try Envelope(keyParameters: parameters, nonce: try SecureRandom.bytes(AES256GCM.nonceSize), sealed: [])
+        envelope.sealed = try AES256GCM.seal(data, key: key, nonce: envelope.nonce, aad: envelope.additionalData(for: item))
+        return Data(envelope.bytes)
+    }
+
+    /// Opens an envelope sealed for `item`; anything else is an error, never wrong plaintext.
+    public func decrypt(data: Data, for item: StorageItem) async throws -> Data {
+        let envelope = try Envelope(parsing: Array(data))
+        let key = try await keyProvider.decryptionKey(parameters: envelope.keyParameters)
+        var plaintext = try AES256GCM.open(envelope.sealed, key: key, nonce: envelope.nonce, aad: envelope.additionalData(for: item))
+        defer { OPENSSL_cleanse(&plaintext, plaintext.count) }
+        return Data(plaintext)
+    }
+
+    private static let unbound = StorageItem(accessGroup: "", account: "")
+}
+
+/// The default encryptor, under Ping's name: AES-256-GCM with the access group's key kept in the keyring
+/// (``KeyringKeyProvider``).
+public struct SecuredKeyEncryptor: Encryptor {
+    private let sealer: AESGCMEncryptor
+
+    /// Keeps the key in `accessGroup`; throws for an empty group name.
+    public init(accessGroup: String = AccessGroup.default, keyring: KeyringClient = KeyringClient()) throws {
+        guard !accessGroup.isEmpty else { throw SecureStorageError.invalidKey("the access group name is empty") }
+        sealer = AESGCMEncryptor(keyProvider: KeyringKeyProvider(accessGroup: accessGroup, keyring: keyring))
+    }
+
+    /// Encrypts `data` bound to no item.
+    public func encrypt(data: Data) async throws -> Data { try await sealer.encrypt(data: data) }
+    /// Decrypts what ``encrypt(data:)`` returned.
+    public func decrypt(data: Data) async throws -> Data { try await sealer.decrypt(data: data) }
+    /// Encrypts `data` for `item`.
+    public func encrypt(data: Data, for item: StorageItem) async throws -> Data { try await sealer.encrypt(data: data, for: item) }
+    /// Decrypts `data` sealed for `item`.
+    public func decrypt(data: Data, for item: StorageItem) async throws -> Data { try await sealer.decrypt(data: data, for: item) }
+}

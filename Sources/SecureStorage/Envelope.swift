@@ -1,0 +1,58 @@
+/// The versioned byte layout of an encrypted payload (format 1):
+///
+/// ```
+/// [0]           format version, 1
+/// [1]           L, the length of the key parameters (0…255)
+/// [2 ..< 2+L]   key parameters from the key provider (empty for stored keys; KDF, costs and salt for passphrases)
+/// [+12]         nonce
+/// [rest]        ciphertext, then the 16-byte tag
+/// ```
+///
+/// The additional authenticated data binds the header (bytes `0 ..< 2+L`) and the item's access group and
+/// account, so a changed header, or a ciphertext copied onto another item, fails authentication.
+struct Envelope: Equatable {
+    static let version: UInt8 = 1
+    private static let context = Array("swift-deviceid/aes-256-gcm/v1".utf8) + [0]
+
+    var keyParameters: [UInt8]
+    var nonce: [UInt8]
+    var sealed: [UInt8]
+
+    /// The header bytes: version, parameter length, parameters.
+    var header: [UInt8] { [Self.version, UInt8(keyParameters.count)] + keyParameters }
+
+    /// The serialized envelope.
+    var bytes: [UInt8] { header + nonce + sealed }
+
+    init(keyParameters: [UInt8], nonce: [UInt8], sealed: [UInt8]) throws {
+        guard keyParameters.count <= 255 else { throw SecureStorageError.invalidKey("key parameters over 255 bytes") }
+        self.keyParameters = keyParameters
+        self.nonce = nonce
+        self.sealed = sealed
+    }
+
+    /// Parses `bytes`, or throws ``SecureStorageError/unsupportedFormatVersion(_:)`` / ``SecureStorageError/corruptEnvelope(_:)``.
+    init(parsing bytes: [UInt8]) throws {
+        guard let version = bytes.first else { throw SecureStorageError.corruptEnvelope("empty") }
+        guard version == Self.version else { throw SecureStorageError.unsupportedFormatVersion(version) }
+        guard bytes.count >= 2 else { throw SecureStorageError.corruptEnvelope("truncated header") }
+        let parametersEnd = 2 + Int(bytes[1])
+        let nonceEnd = parametersEnd + AES256GCM.nonceSize
+        guard bytes.count >= nonceEnd + AES256GCM.tagSize else {
+            throw SecureStorageError.corruptEnvelope("\(bytes.count) bytes is too short")
+        }
+        try self.init(keyParameters: Array(bytes[2..<parametersEnd]), nonce: Array(bytes[parametersEnd..<nonceEnd]),
+                      sealed: Array(bytes[nonceEnd...]))
+    }
+
+    /// The additional authenticated data for this envelope on `item`.
+    func additionalData(for item: StorageItem) -> [UInt8] {
+        Self.context + header + Self.lengthPrefixed(item.accessGroup) + Self.lengthPrefixed(item.account)
+    }
+
+    private static func lengthPrefixed(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        let count = UInt32(bytes.count)
+        return [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + bytes
+    }
+}

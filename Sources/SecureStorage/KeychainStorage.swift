@@ -1,0 +1,84 @@
+import Foundation
+import Keyring
+import Synchronization
+
+/// Keeps one `Codable` value in the user's keyring: Ping's `KeychainStorage`, on the Secret Service.
+///
+/// The item carries `service` = access group and `account` = account, a readable label, and the value as
+/// JSON — sealed by the encryptor when it encrypts. ``get()`` returns `nil` only when the keyring definitely
+/// has no such item; locked, unreachable, undecryptable or corrupt items throw and are left as they are.
+public final class KeychainStorage<T: Codable & Sendable>: Storage {
+    /// The item's name inside its access group.
+    public let account: String
+    /// The access group (keyring `service` attribute) the item lives in.
+    public let accessGroup: String
+    /// Whether the value is kept in memory after a read or a save.
+    public let cacheable: Bool
+
+    private let keyring: KeyringClient
+    private let codec: StorageCodec<T>
+    private let label: String
+    private let cache = Mutex<T?>(nil)
+    // Orders cache updates with the keyring writes they mirror (only when cacheable).
+    private let serial = AsyncLock()
+
+    /// Keeps a value as `account` in `accessGroup`.
+    ///
+    /// - Parameters:
+    ///   - encryptor: ``NoEncryptor`` stores JSON text; ``SecuredKeyEncryptor`` seals it with AES-256-GCM.
+    ///   - cacheable: keep the value in memory after a read or a save.
+    ///   - label: what Seahorse shows; by default `account (accessGroup)`.
+    ///   - keyring: the keyring client, for another bus, timeout or unlock policy.
+    public init(
+        account: String,
+        accessGroup: String = AccessGroup.default,
+        encryptor: any Encryptor = NoEncryptor(),
+        cacheable: Bool = false,
+        label: String? = nil,
+        keyring: KeyringClient = KeyringClient()
+    ) {
+        self.account = account
+        self.accessGroup = accessGroup
+        self.cacheable = cacheable
+        self.keyring = keyring
+        codec = StorageCodec(item: StorageItem(accessGroup: accessGroup, account: account), encryptor: encryptor)
+        self.label = label ?? "\(account) (\(accessGroup))"
+    }
+
+    /// Encodes, seals and stores `item`, replacing the value kept before.
+    public func save(item: T) async throws {
+        try await serialized {
+            let stored = KeyringSecret(try await codec.encode(item))
+            try await keyring.store(stored, label: label, attributes: codec.item.attributes,
+                                    contentType: codec.encrypts ? "application/octet-stream" : "text/plain")
+            if cacheable { cache.withLock { $0 = item } }
+        }
+    }
+
+    /// The value kept, or `nil` when the keyring definitely has no such item.
+    public func get() async throws -> T? {
+        if cacheable, let cached = cache.withLock({ $0 }) { return cached }
+        return try await serialized {
+            guard let stored = try await keyring.secret(matching: codec.item.attributes) else { return nil }
+            var bytes = stored.withUnsafeBytes { Data($0) }
+            defer { bytes.resetBytes(in: 0..<bytes.count) }
+            let value = try await codec.decode(bytes)
+            if cacheable { cache.withLock { $0 = value } }
+            return value
+        }
+    }
+
+    /// Removes the item (and the cached value).
+    public func delete() async throws {
+        try await serialized {
+            try await keyring.deleteAll(matching: codec.item.attributes)
+            cache.withLock { $0 = nil }
+        }
+    }
+
+    /// Runs `body` in order with other cache-touching calls when cacheable; otherwise just runs it
+    /// (the keyring orders its own writes).
+    private func serialized<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
+        cacheable ? try await serial.withLock(body) : try await body()
+    }
+}

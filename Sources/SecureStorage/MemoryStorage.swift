@@ -1,0 +1,30 @@
+import Foundation
+import Synchronization
+
+/// Keeps one value in memory, through the same encoding and encryptor as ``KeychainStorage``: for tests and previews.
+public final class MemoryStorage<T: Codable & Sendable>: Storage {
+    private let codec: StorageCodec<T>
+    private let stored = Mutex<Data?>(nil)
+
+    /// An empty in-memory storage; `encryptor` seals the bytes it keeps, bound to `account` in `accessGroup`.
+    public init(account: String = "memory", accessGroup: String = "memory", encryptor: any Encryptor = NoEncryptor()) {
+        codec = StorageCodec(item: StorageItem(accessGroup: accessGroup, account: account), encryptor: encryptor)
+    }
+
+    /// Encodes, seals and keeps `item`.
+    public func save(item: T) async throws {
+        let data = try await codec.encode(item)
+        stored.withLock { $0 = data }
+    }
+
+    /// The value kept, or `nil`.
+    public func get() async throws -> T? {
+        guard let data = stored.withLock({ $0 }) else { return nil }
+        return try await codec.decode(data)
+    }
+
+    /// Forgets the value.
+    public func delete() async throws {
+        stored.withLock { $0 = nil }
+    }
+}

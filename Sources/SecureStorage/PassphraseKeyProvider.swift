@@ -1,0 +1,93 @@
+import COpenSSL
+import Keyring
+import Synchronization
+
+/// A key derived from a passphrase with scrypt (OpenSSL `EVP_PBE_scrypt`). The KDF, its costs and a random
+/// 16-byte salt are stored with each ciphertext, so changing the default costs later keeps old data readable.
+///
+/// Derivation is deliberately slow and runs on worker threads. One salt (and so one derivation) serves all
+/// encryptions of an instance; derived keys are kept in memory, wiped on release.
+public final class PassphraseKeyProvider: KeyProvider {
+    /// scrypt's cost parameters: N = 2^`log2N`, block size `r`, parallelism `p`. Memory is 128 · N · r bytes.
+    public struct Cost: Sendable, Hashable {
+        /// log2 of scrypt's N (CPU/memory cost).
+        public let log2N: UInt8
+        /// Block size.
+        public let r: UInt8
+        /// Parallelism.
+        public let p: UInt8
+
+        /// Custom costs; `log2N` from 10 to 22, `r` from 1 to 32, `p` from 1 to 16.
+        public init(log2N: UInt8, r: UInt8, p: UInt8) throws {
+            guard (10...22).contains(log2N), (1...32).contains(r), (1...16).contains(p) else {
+                throw SecureStorageError.invalidKey("scrypt costs out of range: log2N \(log2N), r \(r), p \(p)")
+            }
+            self.log2N = log2N
+            self.r = r
+            self.p = p
+        }
+
+        private init(unchecked log2N: UInt8, r: UInt8, p: UInt8) {
+            self.log2N = log2N
+            self.r = r
+            self.p = p
+        }
+
+        /// N = 2^17, r = 8, p = 1: 128 MiB and about half a second per derivation on a desktop (OWASP's advice).
+        public static let `default` = Cost(unchecked: 17, r: 8, p: 1)
+        /// N = 2^15, r = 8, p = 1: 32 MiB, for constrained machines.
+        public static let light = Cost(unchecked: 15, r: 8, p: 1)
+
+        var memoryBytes: UInt64 { 128 * (UInt64(1) << log2N) * UInt64(r) * UInt64(p) + 1 << 20 }
+    }
+
+    private static let scryptTag: UInt8 = 1
+    private static let saltSize = 16
+
+    private let passphrase: KeyringSecret
+    private let cost: Cost
+    private let derived = Mutex<[[UInt8]: KeyringSecret]>([:])
+    private let encryptionParameters = Mutex<[UInt8]?>(nil)
+
+    /// Derives keys from `passphrase` (read it from a file or standard input, never from arguments).
+    public init(passphrase: KeyringSecret, cost: Cost = .default) {
+        self.passphrase = passphrase
+        self.cost = cost
+    }
+
+    /// The key for this instance's salt, derived on first use.
+    public func encryptionKey() async throws -> (key: KeyringSecret, parameters: [UInt8]) {
+        let parameters = try encryptionParameters.withLock { stored in
+            if let stored { return stored }
+            let fresh = [Self.scryptTag, cost.log2N, cost.r, cost.p] + (try SecureRandom.bytes(Self.saltSize))
+            stored = fresh
+            return fresh
+        }
+        return (try await decryptionKey(parameters: parameters), parameters)
+    }
+
+    /// The key for the stored KDF, costs and salt.
+    public func decryptionKey(parameters: [UInt8]) async throws -> KeyringSecret {
+        if let key = derived.withLock({ $0[parameters] }) { return key }
+        guard parameters.count == 4 + Self.saltSize, parameters[0] == Self.scryptTag else {
+            throw SecureStorageError.invalidKey("data was not sealed with a passphrase key")
+        }
+        let cost = try Cost(log2N: parameters[1], r: parameters[2], p: parameters[3])
+        let salt = Array(parameters[4...])
+        let passphrase = passphrase
+        let key = try await WorkerThreads.run { try Self.scrypt(passphrase, salt: salt, cost: cost) }
+        derived.withLock { $0[parameters] = key }
+        return key
+    }
+
+    private static func scrypt(_ passphrase: KeyringSecret, salt: [UInt8], cost: Cost) throws -> KeyringSecret {
+        var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
+        defer { OPENSSL_cleanse(&key, key.count) }
+        let status = passphrase.withUnsafeBytes { bytes in
+            EVP_PBE_scrypt(bytes.bindMemory(to: CChar.self).baseAddress, bytes.count, salt, salt.count,
+                           UInt64(1) << cost.log2N, UInt64(cost.r), UInt64(cost.p), cost.memoryBytes, &key, key.count)
+        }
+        guard status == 1 else { throw OpenSSLError.current("EVP_PBE_scrypt") }
+        return KeyringSecret(key)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Keyring
+import SecureStorage
+
+/// Bytes from hex text.
+func hexBytes(_ hex: String) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        bytes.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    return bytes
+}
+
+/// A fixed 32-byte key for pure tests.
+func testKey(_ fill: UInt8 = 7) throws -> SuppliedKeyProvider {
+    try SuppliedKeyProvider(key: KeyringSecret([UInt8](repeating: fill, count: 32)))
+}
+
+/// The error `body` throws, or `nil`.
+func thrownError(_ body: () async throws -> some Any) async -> (any Error)? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// A unique access group for one test.
+func uniqueGroup(_ name: String = #function) -> String { "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))" }
+
+/// Every Codable shape the storage must carry.
+struct Profile: Codable, Sendable, Equatable {
+    enum Role: Codable, Sendable, Equatable {
+        case admin
+        case member(since: Int)
+    }
+    struct Address: Codable, Sendable, Equatable {
+        var city: String
+        var lines: [String]
+    }
+    var name: String
+    var role: Role
+    var nickname: String?
+    var avatar: Data
+    var address: Address
+    var scores: [String: Double]
+}
+
+let sampleProfile = Profile(
+    name: "Zoë ☂", role: .member(since: 2021), nickname: nil, avatar: Data([0, 1, 2, 254, 255]),
+    address: .init(city: "Köln", lines: ["Domkloster 4"]), scores: ["a": 1.5, "b": -2])
