@@ -1,0 +1,174 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import SecureStorage
+import Testing
+
+@Suite("KeychainStorage on a real gnome-keyring-daemon")
+struct KeychainStorageTests {
+    /// Storages of one access group: plain, and sealed with the group's keyring-held key.
+    func storages<T>(_ type: T.Type, _ keyring: PrivateKeyring, group: String, account: String = "value") throws
+        -> [KeychainStorage<T>] {
+        let client = keyring.client()
+        return [KeychainStorage<T>(account: account + ".plain", accessGroup: group, keyring: client),
+                KeychainStorage<T>(account: account + ".sealed", accessGroup: group,
+                                   encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)]
+    }
+
+    func roundTrip<T: Codable & Sendable & Equatable>(_ value: T, _ keyring: PrivateKeyring) async throws {
+        for storage in try storages(T.self, keyring, group: uniqueGroup()) {
+            #expect(try await storage.get() == nil)
+            try await storage.save(item: value)
+            #expect(try await storage.get() == value, "\(T.self) in \(storage.account)")
+            try await storage.delete()
+            #expect(try await storage.get() == nil)
+        }
+    }
+
+    @Test("Every Codable shape round-trips, plain and encrypted: struct, enum, optional, Data, nested, scalars")
+    func codableShapes() async throws {
+        try await PrivateKeyring.with { keyring in
+            try await roundTrip(sampleProfile, keyring)
+            try await roundTrip(Profile.Role.admin, keyring)
+            try await roundTrip(Optional<String>.some("present"), keyring)
+            try await roundTrip(Data((0...255).map { UInt8($0) }), keyring)
+            try await roundTrip([[1, 2], [3]], keyring)
+            try await roundTrip("plain text ✓", keyring)
+            try await roundTrip(42, keyring)
+        }
+    }
+
+    @Test("A plain item is JSON that `secret-tool lookup` prints; an encrypted one is not plaintext")
+    func whatOtherToolsSee() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let (plain, sealed) = try { let s = try storages(Profile.self, keyring, group: group); return (s[0], s[1]) }()
+            try await plain.save(item: sampleProfile)
+            try await sealed.save(item: sampleProfile)
+
+            let plainOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", plain.account])
+            #expect(try JSONDecoder().decode(Profile.self, from: plainOut.stdout) == sampleProfile)
+            let sealedOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", sealed.account])
+            #expect(sealedOut.stdout.count > 40)
+            #expect(sealedOut.stdout.first == 1)
+            #expect(!sealedOut.text.contains("Domkloster"))
+            #expect((try? JSONDecoder().decode(Profile.self, from: sealedOut.stdout)) == nil)
+            let items = try await keyring.client().items(matching: ["service": group])
+            #expect(Set(items.map(\.label)) == ["value.plain (\(group))", "value.sealed (\(group))", "Encryption key (\(group))"])
+        }
+    }
+
+    @Test("A ciphertext copied onto another account fails authentication, and stays as it was")
+    func movedCiphertext() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            let original = KeychainStorage<String>(account: "original", accessGroup: group, encryptor: encryptor, keyring: client)
+            let copy = KeychainStorage<String>(account: "copy", accessGroup: group, encryptor: encryptor, keyring: client)
+            try await original.save(item: "secret note")
+            let ciphertext = try #require(try await client.secret(matching: ["service": group, "account": "original"]))
+            try await client.store(ciphertext, label: "copy", attributes: ["service": group, "account": "copy"])
+
+            #expect(await thrownError { try await copy.get() } as? SecureStorageError == .authenticationFailed)
+            #expect(try await client.secret(matching: ["service": group, "account": "copy"]) == ciphertext)
+            #expect(try await original.get() == "secret note")
+        }
+    }
+
+    @Test("A missing key is an error, never a new key over existing data")
+    func missingKey() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let storage = KeychainStorage<String>(
+                account: "note", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+            try await storage.save(item: "sealed")
+            let keyAttributes = ["service": group, "account": KeyringKeyProvider.keyAccount]
+            #expect(try await client.deleteAll(matching: keyAttributes) == 1)
+
+            // A fresh encryptor (a new process, say) finds no key.
+            let fresh = KeychainStorage<String>(
+                account: "note", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+            let error = await thrownError { try await fresh.get() }
+            guard case .keyMissing = error as? SecureStorageError else { Issue.record("got \(String(describing: error))"); return }
+            #expect(try await client.items(matching: keyAttributes).isEmpty)
+            #expect(try await client.secret(matching: ["service": group, "account": "note"]) != nil)
+        }
+    }
+
+    @Test("A corrupt item throws and is left untouched")
+    func corruptItem() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let attributes = ["service": group, "account": "broken"]
+            try await client.store(KeyringSecret(utf8: "{not json"), label: "broken", attributes: attributes)
+            let storage = KeychainStorage<Profile>(account: "broken", accessGroup: group, keyring: client)
+            let error = await thrownError { try await storage.get() }
+            guard case .corruptValue = error as? SecureStorageError else { Issue.record("got \(String(describing: error))"); return }
+            #expect(try await client.secret(matching: attributes)?.utf8String == "{not json")
+        }
+    }
+
+    @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes")
+    func lockedKeyring() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            for storage in try storages(String.self, keyring, group: group) { try await storage.save(item: "before") }
+            let lockedStorages = try storages(String.self, keyring, group: group)   // nothing cached
+            try await keyring.client().lock(.default)
+            for storage in lockedStorages {
+                #expect(await thrownError { try await storage.get() } as? KeyringError == .locked(collection: "login"))
+                #expect(await thrownError { try await storage.save(item: "after") } != nil)
+            }
+            await keyring.killDaemon()
+            try await keyring.startDaemon(unlock: true)
+            for storage in try storages(String.self, keyring, group: group) { #expect(try await storage.get() == "before") }
+        }
+    }
+
+    @Test("Concurrent saves and gets from many tasks stay consistent, cached or not, with one key made")
+    func concurrentUse() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            for cacheable in [false, true] {
+                let storage = KeychainStorage<Int>(account: "counter.\(cacheable)", accessGroup: group, encryptor: encryptor,
+                                                   cacheable: cacheable, keyring: client)
+                let seen = try await withThrowingTaskGroup(of: Int?.self) { group in
+                    for value in 0..<40 {
+                        group.addTask {
+                            try await storage.save(item: value)
+                            return try await storage.get()
+                        }
+                    }
+                    return try await group.reduce(into: [Int?]()) { $0.append($1) }
+                }
+                #expect(seen.allSatisfy { $0.map { (0..<40).contains($0) } ?? false })
+                let final = try await storage.get()
+                let fromKeyring = try await KeychainStorage<Int>(account: storage.account, accessGroup: group, encryptor: encryptor,
+                                                                 keyring: client).get()
+                #expect(final != nil && final == fromKeyring, "cacheable \(cacheable)")
+            }
+            #expect(try await client.items(matching: ["service": group, "account": KeyringKeyProvider.keyAccount]).count == 1)
+        }
+    }
+
+    @Test("A cacheable storage answers from memory after a read, and forgets on delete")
+    func cacheable() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let storage = KeychainStorage<String>(account: "cached", accessGroup: group, cacheable: true, keyring: client)
+            try await storage.save(item: "kept")
+            // Changed behind its back: the cache still answers; a non-caching storage sees the keyring.
+            try await client.store(KeyringSecret(utf8: "\"changed\""), label: "x", attributes: ["service": group, "account": "cached"])
+            #expect(try await storage.get() == "kept")
+            #expect(try await KeychainStorage<String>(account: "cached", accessGroup: group, keyring: client).get() == "changed")
+            try await storage.delete()
+            #expect(try await storage.get() == nil)
+        }
+    }
+}
