@@ -27,9 +27,9 @@ let package = Package(
 
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
-            name: "KeyringBenchmark",
-            dependencies: ["Keyring", "CLibSecret"],
-            path: "Benchmarks/KeyringBenchmark"
+            name: "DeviceIdBenchmarks",
+            dependencies: ["Keyring", "SecureStorage", "CLibSecret"],
+            path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
         // Starts private D-Bus buses and gnome-keyring daemons for tests.
