@@ -1,27 +1,56 @@
 import Foundation
+import Synchronization
 
 /// A per-user lock file that serializes "read, and create only if absent" across threads and processes.
 ///
 /// `flock` locks belong to open file descriptions, so two threads of one process exclude each other too.
 /// Files live in `$XDG_RUNTIME_DIR/swift-deviceid/locks` (or a private directory under `/tmp`), named by
 /// a hash of what they protect; a hash collision only serializes a little more.
-enum CreationLock {
-    /// Runs `body` holding the lock `name`, waiting for it no longer than the call allows.
-    static func withLock<Result>(named name: String, _ call: CallContext, _ body: () throws -> Result) throws -> Result {
-        let path = try directory() + "/" + String(fnv1a(name), radix: 16) + ".lock"
+final class CreationLock: Sendable {
+    private let descriptor: Int32
+    private let released = Atomic<Bool>(false)
+    private static let processLocks = Mutex<[String: AsyncLock]>([:])
+
+    /// The lock this process's tasks queue on before taking the file lock `name`.
+    static func inProcess(_ name: String) -> AsyncLock {
+        processLocks.withLock { locks in
+            if let lock = locks[name] { return lock }
+            let lock = AsyncLock()
+            locks[name] = lock
+            return lock
+        }
+    }
+
+    /// Takes the lock `name`, waiting for it no longer than the call allows. Blocking: use a worker thread.
+    init(named name: String, _ call: CallContext) throws {
+        descriptor = try Self.lockedDescriptor(Self.directory() + "/" + String(Self.fnv1a(name), radix: 16) + ".lock", call)
+    }
+
+    /// Releases the lock (closing the file releases it); later calls do nothing.
+    func release() {
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { close(descriptor) }
+    }
+
+    deinit { release() }
+
+    private static func lockedDescriptor(_ path: String, _ call: CallContext) throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw lockError("cannot open \(path)") }
-        defer { close(descriptor) }
         // Holders keep the lock for one keyring round trip (or one key generation): poll briefly.
         var pause: UInt32 = 200
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw lockError("cannot lock \(path)") }
-            try call.checkCancellation()
+            let failure = errno
+            do {
+                guard failure == EWOULDBLOCK || failure == EINTR else { throw lockError("cannot lock \(path)") }
+                try call.checkCancellation()
+            } catch {
+                close(descriptor)
+                throw error
+            }
             usleep(pause)
             pause = min(pause * 2, 20_000)
         }
-        defer { flock(descriptor, LOCK_UN) }
-        return try body()
+        return descriptor
     }
 
     private static func directory() throws -> String {

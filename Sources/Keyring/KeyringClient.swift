@@ -36,6 +36,24 @@ public struct KeyringClient: Sendable {
         connection = .shared(bus)
     }
 
+    /// Runs `body` holding the per-user creation lock for `attributes` — the lock
+    /// ``secret(matching:orStore:label:in:contentType:)`` takes — so that a read-or-create made of several
+    /// calls is atomic across processes that use this library. Waiting for the lock is bounded by ``timeout``.
+    ///
+    /// Inside `body`, do not call ``secret(matching:orStore:label:in:contentType:)`` for the same attributes:
+    /// the lock is not reentrant.
+    public func withCreationLock<Value: Sendable>(
+        for attributes: KeyringAttributes, _ body: () async throws -> Value
+    ) async throws -> Value {
+        let name = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
+        // Tasks of this process queue without holding threads; one at a time then takes the file lock.
+        return try await CreationLock.inProcess(name).withLock {
+            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
+            defer { lock.release() }
+            return try await body()
+        }
+    }
+
     /// Stores `secret` under `attributes` in `collection`, replacing every item there that the same
     /// attributes address. The item also carries the schema name as `xdg:schema`.
     public func store(
@@ -74,9 +92,8 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
-        let lockName = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
-        return try await perform { service, call in
-            try CreationLock.withLock(named: lockName, call) {
+        return try await withCreationLock(for: attributes) {
+            try await perform { service, call in
                 if let existing = try read(attributes, service, call) { return (existing, false) }
                 let created = try make()
                 try write(created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)

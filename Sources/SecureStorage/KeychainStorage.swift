@@ -7,7 +7,7 @@ import Synchronization
 /// The item carries `service` = access group and `account` = account, a readable label, and the value as
 /// JSON — sealed by the encryptor when it encrypts. ``get()`` returns `nil` only when the keyring definitely
 /// has no such item; locked, unreachable, undecryptable or corrupt items throw and are left as they are.
-public final class KeychainStorage<T: Codable & Sendable>: Storage {
+public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The item's name inside its access group.
     public let account: String
     /// The access group (keyring `service` attribute) the item lives in.
@@ -66,6 +66,14 @@ public final class KeychainStorage<T: Codable & Sendable>: Storage {
             if cacheable { cache.withLock { $0 = value } }
             return value
         }
+    }
+
+    /// The value kept; only when the keyring definitely has none, saves `make()`'s value and returns it.
+    ///
+    /// The read and the save happen under the keyring's per-user creation lock for this item, so
+    /// concurrent callers — tasks here, or other processes using this library — make one value.
+    public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
+        try await keyring.withCreationLock(for: codec.item.attributes) { try await readOrSave(make) }
     }
 
     /// Removes the item (and the cached value).

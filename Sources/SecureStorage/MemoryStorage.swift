@@ -1,10 +1,12 @@
 import Foundation
+import Keyring
 import Synchronization
 
 /// Keeps one value in memory, through the same encoding and encryptor as ``KeychainStorage``: for tests and previews.
-public final class MemoryStorage<T: Codable & Sendable>: Storage {
+public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
     private let codec: StorageCodec<T>
     private let stored = Mutex<Data?>(nil)
+    private let creation = AsyncLock()
 
     /// An empty in-memory storage; `encryptor` seals the bytes it keeps, bound to `account` in `accessGroup`.
     public init(account: String = "memory", accessGroup: String = "memory", encryptor: any Encryptor = NoEncryptor()) {
@@ -21,6 +23,11 @@ public final class MemoryStorage<T: Codable & Sendable>: Storage {
     public func get() async throws -> T? {
         guard let data = stored.withLock({ $0 }) else { return nil }
         return try await codec.decode(data)
+    }
+
+    /// The value kept; only when there is none, saves `make()`'s value (once, with concurrent callers).
+    public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
+        try await creation.withLock { try await readOrSave(make) }
     }
 
     /// Forgets the value.

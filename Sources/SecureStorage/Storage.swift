@@ -10,3 +10,20 @@ public protocol Storage<T>: Sendable {
     /// Removes the value kept, if any.
     func delete() async throws
 }
+
+/// A storage that can read-or-create atomically: ``get(orCreate:)`` makes a value only when there is
+/// definitely none, once, even with concurrent callers.
+public protocol CreatingStorage<T>: Storage {
+    /// The value kept; only when there is definitely none, saves the one `make` returns and returns that.
+    func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool)
+}
+
+extension Storage {
+    /// Reads, and saves `make()`'s value when there is none. Callers hold whatever lock makes this atomic.
+    func readOrSave(_ make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
+        if let existing = try await get() { return (existing, false) }
+        let made = try await make()
+        try await save(item: made)
+        return (made, true)
+    }
+}

@@ -49,4 +49,31 @@ struct CreateOnceTests {
             #expect(error == .locked(collection: "login"))
         }
     }
+
+    @Test("Bodies under the same creation lock never overlap; other attributes are not held up")
+    func creationLockExcludes() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            let inside = Counter(), overlaps = Counter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        try await client.withCreationLock(for: attributes) {
+                            inside.increment()
+                            if inside.value > 1 { overlaps.increment() }
+                            _ = try await client.secret(matching: attributes)
+                            inside.decrement()
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(overlaps.value == 0)
+            // A different query takes a different lock, even while this one is held.
+            try await client.withCreationLock(for: attributes) {
+                try await client.withCreationLock(for: uniqueAttributes("other")) {}
+            }
+        }
+    }
 }

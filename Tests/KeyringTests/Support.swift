@@ -27,5 +27,6 @@ func keyringError(_ body: () async throws -> some Any) async -> KeyringError? {
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .relaxed) }
+    func decrement() { count.subtract(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
 }

@@ -171,4 +171,28 @@ struct KeychainStorageTests {
             #expect(try await storage.get() == nil)
         }
     }
+
+    @Test("get(orCreate:) makes one value for thirty concurrent callers, and keeps it")
+    func getOrCreate() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let group = uniqueGroup()
+            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            let results = try await withThrowingTaskGroup(of: (String, Bool).self) { tasks in
+                for index in 0..<30 {
+                    tasks.addTask {
+                        let storage = KeychainStorage<String>(account: "once", accessGroup: group, encryptor: encryptor, keyring: client)
+                        let result = try await storage.get(orCreate: { "made by \(index)" })
+                        return (result.value, result.created)
+                    }
+                }
+                return try await tasks.reduce(into: [(String, Bool)]()) { $0.append($1) }
+            }
+            #expect(results.filter(\.1).count == 1)
+            #expect(Set(results.map(\.0)).count == 1)
+            let memory = MemoryStorage<String>()
+            #expect(try await memory.get(orCreate: { "first" }) == ("first", true))
+            #expect(try await memory.get(orCreate: { "second" }) == ("first", false))
+        }
+    }
 }

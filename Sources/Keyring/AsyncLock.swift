@@ -1,11 +1,15 @@
 import Synchronization
 
-/// A first-come, first-served lock for async code: holders may suspend while holding it.
-final class AsyncLock: Sendable {
+/// A first-come, first-served lock for async code: holders may suspend while holding it, and waiters
+/// suspend instead of blocking a thread.
+public final class AsyncLock: Sendable {
     private let state = Mutex<(held: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
+    /// Creates an unlocked lock.
+    public init() {}
+
     /// Runs `body` holding the lock.
-    func withLock<Value: Sendable>(_ body: () async throws -> Value) async rethrows -> Value {
+    public func withLock<Value: Sendable>(_ body: () async throws -> Value) async rethrows -> Value {
         await acquire()
         defer { release() }
         return try await body()
