@@ -4,8 +4,14 @@ import PackageDescription
 let package = Package(
     name: "swift-deviceid",
     products: [
+        .library(name: "DeviceId", targets: ["DeviceId"]),
+        .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // System libraries, found with pkg-config. C lives only here.
@@ -24,6 +30,16 @@ let package = Package(
         .target(name: "Keyring", dependencies: ["CLibSecret", "COpenSSL"]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "COpenSSL"]),
+        // Layer 3: the device identity and the identifiers that compose with it.
+        .target(
+            name: "DeviceId",
+            dependencies: ["SecureStorage", "Keyring", "COpenSSL", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The `deviceid` command for session scripts.
+        .executableTarget(
+            name: "DeviceIdCommand",
+            dependencies: ["DeviceId", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
 
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(

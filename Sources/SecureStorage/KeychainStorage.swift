@@ -73,7 +73,9 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The read and the save happen under the keyring's per-user creation lock for this item, so
     /// concurrent callers — tasks here, or other processes using this library — make one value.
     public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
-        try await keyring.withCreationLock(for: codec.item.attributes) { try await readOrSave(make) }
+        // The common case, an existing value, takes no lock.
+        if let existing = try await get() { return (existing, false) }
+        return try await keyring.withCreationLock(for: codec.item.attributes) { try await readOrSave(make) }
     }
 
     /// Removes the item (and the cached value).

@@ -1,0 +1,41 @@
+import SecureStorage
+
+/// How ``DefaultDeviceIdentifier`` keeps its identity: key size, keyring account, encryption, access group.
+public struct DeviceIdentifierConfiguration: Sendable, Hashable {
+    /// RSA modulus size in bits: 2048, 3072 or 4096.
+    public var keySize: Int
+    /// The keyring account (item name) the identity is stored under.
+    public var keychainAccount: String
+    /// Whether the stored key pair is sealed with AES-256-GCM (``SecureStorage/SecuredKeyEncryptor``).
+    public var useEncryption: Bool
+    /// The access group: programs using the same group share the identity.
+    /// Defaults to ``SecureStorage/AccessGroup/default`` (this program's executable name).
+    public var accessGroup: String
+
+    /// The account of ``default``.
+    public static let defaultAccount = "swift-deviceid.device-identifier"
+
+    /// Describes an identity. The key size is checked when an identifier is created.
+    public init(keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: String = AccessGroup.default) {
+        self.keySize = keySize
+        self.keychainAccount = keychainAccount
+        self.useEncryption = useEncryption
+        self.accessGroup = accessGroup
+    }
+
+    /// 2048-bit RSA, encrypted, account `swift-deviceid.device-identifier`.
+    public static var `default`: DeviceIdentifierConfiguration { .init(keySize: 2048, keychainAccount: defaultAccount) }
+
+    /// 4096-bit RSA, encrypted, its own account `swift-deviceid.device-identifier.high-security`.
+    public static var highSecurity: DeviceIdentifierConfiguration {
+        .init(keySize: 4096, keychainAccount: defaultAccount + ".high-security")
+    }
+
+    /// The key sizes an identity may use.
+    public static let supportedKeySizes: Set<Int> = [2048, 3072, 4096]
+
+    func validated() throws -> Self {
+        guard Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
+        return self
+    }
+}

@@ -1,0 +1,69 @@
+import COpenSSL
+import Foundation
+
+/// Hashes, HMAC and the text encodings identifiers use.
+enum Digest {
+    /// SHA-256 of `data`.
+    static func sha256(_ data: some ContiguousBytes) -> [UInt8] { digest(data, EVP_sha256()) }
+
+    /// SHA-1 of `data` (legacy FRAuth identifiers only).
+    static func sha1(_ data: some ContiguousBytes) -> [UInt8] { digest(data, EVP_sha1()) }
+
+    /// HMAC-SHA256 of `data` keyed with `key`.
+    static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = HMAC(EVP_sha256(), key, Int32(key.count), data, data.count, &output, &length)
+        return Array(output.prefix(Int(length)))
+    }
+
+    private static func digest(_ data: some ContiguousBytes, _ type: OpaquePointer?) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        data.withUnsafeBytes { bytes in _ = EVP_Digest(bytes.baseAddress, bytes.count, &output, &length, type, nil) }
+        return Array(output.prefix(Int(length)))
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Lowercase hexadecimal.
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension Data {
+    /// Lowercase hexadecimal, as identifiers are written.
+    public var hexEncoded: String { hexString }
+
+    /// Base64url without padding (RFC 7515), as JOSE signatures and thumbprints are written.
+    public var base64URLEncoded: String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Bytes from hexadecimal text, or `nil` when it is not an even run of hex digits.
+    init?(hexString text: String) {
+        let digits = Array(text.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes)
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

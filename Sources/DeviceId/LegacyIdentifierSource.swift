@@ -1,0 +1,144 @@
+import Foundation
+import Keyring
+
+/// An identifier an app kept before, to adopt instead of generating a new one.
+public struct LegacyIdentity: Sendable, Hashable {
+    /// The identifier, kept exactly as it was.
+    public let id: String
+    /// The public key that went with it (PKCS#1 DER), if one was kept.
+    public let publicKey: Data?
+
+    /// A legacy identity.
+    public init(id: String, publicKey: Data? = nil) {
+        self.id = id
+        self.publicKey = publicKey
+    }
+}
+
+/// A place an identifier was kept before: ``DefaultDeviceIdentifier`` adopts the first one found, and
+/// `regenerateIdentifier()` removes them all.
+public protocol LegacyIdentifierSource: Sendable {
+    /// A short description for logs, such as "FRAuth keyring items".
+    var name: String { get }
+    /// The identity kept there; `nil` only when there definitely is none. Never creates anything.
+    func legacyIdentity() async throws -> LegacyIdentity?
+    /// Removes what this source kept.
+    func remove() async throws
+}
+
+/// The FRAuth SDK's items, as Ping's migration reads them, in the same access group: the id as UTF-8 text at
+/// account `com.forgerock.ios.device-identifier.hash-base64-string-identifier`, and the PKCS#1 public key at
+/// `com.forgerock.ios.device-identifier.pubic-key.data` (whose SHA-1 hex is the id when only the key is left).
+public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
+    /// The account of the identifier item.
+    public static let identifierAccount = "com.forgerock.ios.device-identifier.hash-base64-string-identifier"
+    /// The account of the public key item (the misspelling is FRAuth's).
+    public static let publicKeyAccount = "com.forgerock.ios.device-identifier.pubic-key.data"
+
+    private let accessGroup: String
+    private let keyring: KeyringClient
+
+    /// Reads FRAuth items in `accessGroup`.
+    public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
+        self.accessGroup = accessGroup
+        self.keyring = keyring
+    }
+
+    /// "FRAuth keyring items".
+    public var name: String { "FRAuth keyring items" }
+
+    /// The stored id, or the SHA-1 hex of the stored public key, or `nil`.
+    public func legacyIdentity() async throws -> LegacyIdentity? {
+        let publicKey = try await keyring.secret(matching: attributes(Self.publicKeyAccount)).map { key in
+            key.withUnsafeBytes { Data($0) }
+        }
+        if let stored = try await keyring.secret(matching: attributes(Self.identifierAccount)) {
+            guard let id = stored.utf8String, !id.isEmpty else {
+                throw DeviceIdentifierError.keychainUnexpectedData("the FRAuth identifier item is not UTF-8 text")
+            }
+            return LegacyIdentity(id: id, publicKey: publicKey)
+        }
+        return publicKey.map { LegacyIdentity(id: Digest.sha1($0).hexString, publicKey: $0) }
+    }
+
+    /// Deletes both FRAuth items.
+    public func remove() async throws {
+        try await keyring.deleteAll(matching: attributes(Self.identifierAccount))
+        try await keyring.deleteAll(matching: attributes(Self.publicKeyAccount))
+    }
+
+    private func attributes(_ account: String) -> KeyringAttributes { ["service": accessGroup, "account": account] }
+}
+
+/// An identifier kept in a text file (surrounding white space ignored).
+public struct FileLegacyIdentifierSource: LegacyIdentifierSource {
+    /// The file.
+    public let url: URL
+
+    /// Reads the identifier in `url`.
+    public init(url: URL) { self.url = url }
+
+    /// "file <path>".
+    public var name: String { "file \(url.path)" }
+
+    /// The file's trimmed text, or `nil` when the file does not exist.
+    public func legacyIdentity() async throws -> LegacyIdentity? {
+        let url = url
+        return try await WorkerThreads.run {
+            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+            let text = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("\(url.path) is empty") }
+            return LegacyIdentity(id: text)
+        }
+    }
+
+    /// Deletes the file.
+    public func remove() async throws {
+        let url = url
+        try await WorkerThreads.run {
+            if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+        }
+    }
+}
+
+/// An identifier kept under a `UserDefaults` key, as SwiftKit's identifier did.
+public struct UserDefaultsLegacyIdentifierSource: LegacyIdentifierSource {
+    /// The defaults suite (`nil`: the standard defaults).
+    public let suiteName: String?
+    /// The key.
+    public let key: String
+
+    /// Reads `key` in the defaults suite `suiteName`.
+    public init(suiteName: String? = nil, key: String) {
+        self.suiteName = suiteName
+        self.key = key
+    }
+
+    /// "UserDefaults key <key>".
+    public var name: String { "UserDefaults key \(key)" }
+
+    /// The string stored under the key, or `nil`.
+    public func legacyIdentity() async throws -> LegacyIdentity? {
+        let (suiteName, key) = (suiteName, key)
+        return try await WorkerThreads.run {
+            UserDefaults.forSuite(suiteName).string(forKey: key).flatMap { $0.isEmpty ? nil : LegacyIdentity(id: $0) }
+        }
+    }
+
+    /// Removes the key.
+    public func remove() async throws {
+        let (suiteName, key) = (suiteName, key)
+        try await WorkerThreads.run {
+            let defaults = UserDefaults.forSuite(suiteName)
+            defaults.removeObject(forKey: key)
+            defaults.synchronize()
+        }
+    }
+}
+
+extension UserDefaults {
+    /// The defaults of `suiteName`, or the standard ones. (UserDefaults persists on Linux to `~/.config/<name>.plist`.)
+    static func forSuite(_ suiteName: String?) -> UserDefaults {
+        suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
+    }
+}

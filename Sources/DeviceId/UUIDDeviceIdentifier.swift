@@ -1,0 +1,47 @@
+import Foundation
+import Keyring
+import SecureStorage
+
+/// A random UUID kept in the keyring; the id is the lowercase hex SHA-256 of its 16 raw bytes.
+/// Simpler than the key pair (nothing to sign with), as stable, and created once across processes.
+public actor UUIDDeviceIdentifier: DeviceIdentifier {
+    /// The default keyring account.
+    public static let defaultAccount = "swift-deviceid.uuid-identifier"
+
+    private let storage: any CreatingStorage<UUID>
+    private var cached: String?
+
+    /// Keeps the UUID as `account` in `accessGroup`.
+    public init(accessGroup: String = AccessGroup.default, account: String = defaultAccount, keyring: KeyringClient = KeyringClient()) {
+        storage = KeychainStorage<UUID>(account: account, accessGroup: accessGroup, label: "Device UUID (\(accessGroup))", keyring: keyring)
+    }
+
+    /// Keeps the UUID in `storage`.
+    public init(storage: any CreatingStorage<UUID>) {
+        self.storage = storage
+    }
+
+    /// The identifier of ``uuid()``.
+    public var id: String {
+        get async throws {
+            if let cached { return cached }
+            let id = Self.identifier(of: try await uuid())
+            cached = id
+            return id
+        }
+    }
+
+    /// The UUID, created on first use.
+    public func uuid() async throws -> UUID {
+        do {
+            return try await storage.get(orCreate: { UUID() }).value
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+
+    /// Lowercase hex SHA-256 of the UUID's 16 raw bytes (not of its text).
+    public static func identifier(of uuid: UUID) -> String {
+        Digest.sha256(uuid.uuidBytes).hexString
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import DeviceId
+import Foundation
+import Logging
+
+/// `deviceid`: this device's identity for desktop session scripts.
+@main
+struct DeviceIdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deviceid",
+        abstract: "Print and manage this device's identity, kept in your keyring (Secret Service).",
+        discussion: """
+            Output is only the value asked for, so `ID=$(deviceid id)` works in scripts.
+            Errors are one line on standard error, `deviceid: error: …`, saying what to do.
+
+            Exit codes: 0 ok; 64 usage; 65 stored data corrupt or undecryptable; 69 no Secret Service, \
+            no session bus or no default keyring; 75 keyring locked, prompt dismissed or timed out; 70 internal.
+
+            The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`.
+            """,
+        subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Info.self, Delete.self],
+        defaultSubcommand: Id.self
+    )
+
+    /// Parses, runs, and turns every failure into one `deviceid: error: …` line and a sysexits code.
+    static func main() async {
+        LoggingSystem.bootstrap(Output.logHandler)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = Output.exitCode(for: error) ?? exitCode(for: error).rawValue
+            if code == 0 { exit(withError: error) }   // --help, --version
+            let message = Output.isOurs(error) ? String(describing: error) : self.message(for: error)
+            FileHandle.standardError.write(Data("deviceid: error: \(message)\n".utf8))
+            Foundation.exit(code)
+        }
+    }
+}
