@@ -56,6 +56,11 @@ let package = Package(
             dependencies: ["SecureStorage", "Keyring", "KeyringTestSupport"],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(
+            name: "DeviceIdTests",
+            dependencies: ["DeviceId", "SecureStorage", "Keyring", "KeyringTestSupport", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Fixtures")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,6 +13,14 @@ public final class PrivateKeyring: Sendable {
         case noKeyring
         /// No Secret Service at all: just the bus.
         case busOnly
+        /// The keyring files and password of another private keyring (a backup restored to a fresh home).
+        case restored(KeyringBackup)
+    }
+
+    /// A copy of a private keyring's files and the password that unlocks them.
+    public struct KeyringBackup: Sendable {
+        fileprivate let files: [String: Data]
+        fileprivate let password: String
     }
 
     /// The throwaway directory holding home, runtime dir and bus socket.
@@ -28,9 +36,18 @@ public final class PrivateKeyring: Sendable {
     public static func with<Result>(
         _ start: Start = .unlocked, _ body: (PrivateKeyring) async throws -> Result
     ) async throws -> Result {
-        let keyring = try await PrivateKeyring()
+        var password: String?
+        if case .restored(let backup) = start { password = backup.password }
+        let keyring = try await PrivateKeyring(password: password)
         do {
-            if start != .busOnly { try await keyring.startDaemon(unlock: start == .unlocked) }
+            switch start {
+            case .unlocked: try await keyring.startDaemon(unlock: true)
+            case .noKeyring: try await keyring.startDaemon(unlock: false)
+            case .busOnly: break
+            case .restored(let backup):
+                try keyring.restoreFiles(backup)
+                try await keyring.startDaemon(unlock: true)
+            }
             let result = try await body(keyring)
             await keyring.shutDown()
             return result
@@ -40,14 +57,14 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    private init() async throws {
+    private init(password: String?) async throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         root = URL(fileURLWithPath: base).appendingPathComponent("kr-\(UUID().uuidString.prefix(8))")
         for sub in ["home", "run", "bus"] {
             try FileManager.default.createDirectory(
                 at: root.appendingPathComponent(sub), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        password = Self.randomPassword()
+        self.password = password ?? Self.randomPassword()
         let config = root.appendingPathComponent("bus.conf")
         try Self.busConfig(listenIn: root.appendingPathComponent("bus").path).write(to: config, atomically: true, encoding: .utf8)
         bus = try ChildProcess.prepare("dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
@@ -99,6 +116,21 @@ public final class PrivateKeyring: Sendable {
         try stdin.fileHandleForWriting.close()
         let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", "org.freedesktop.secrets"])
         guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
+    }
+
+    /// Where gnome-keyring keeps its keyring files.
+    public var keyringsDirectory: URL { root.appendingPathComponent("home/.local/share/keyrings") }
+
+    /// A copy of the keyring files (take it with the daemon running or stopped) and their password.
+    public func backup() throws -> KeyringBackup {
+        let names = try FileManager.default.contentsOfDirectory(atPath: keyringsDirectory.path)
+        let files = try names.map { ($0, try Data(contentsOf: keyringsDirectory.appendingPathComponent($0))) }
+        return KeyringBackup(files: Dictionary(uniqueKeysWithValues: files), password: password)
+    }
+
+    private func restoreFiles(_ backup: KeyringBackup) throws {
+        try FileManager.default.createDirectory(at: keyringsDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for (name, data) in backup.files { try data.write(to: keyringsDirectory.appendingPathComponent(name)) }
     }
 
     /// Kills the daemon outright (SIGKILL) and waits until it has exited.

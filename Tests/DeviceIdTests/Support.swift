@@ -1,0 +1,89 @@
+@testable import DeviceId
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Logging
+import Synchronization
+
+/// The reference data copied from shared/reference (see its README for sources).
+struct IdentifierVectors: Decodable {
+    struct RSA: Decodable {
+        let public_key_pkcs1_der_hex: String
+        let private_key_pkcs1_der_hex: String
+        let public_key_spki_pem: String
+        let device_id_sha256_hex: String
+        let legacy_frauth_id_sha1_hex: String
+        let jwk: [String: String]
+        let jwk_thumbprint_rfc7638_sha256_b64url: String
+    }
+    struct UUIDVector: Decodable {
+        let uuid: String
+        let identifier_sha256_of_raw_16_bytes_hex: String
+    }
+    let rsa2048: RSA
+    let uuid_identifier: UUIDVector
+
+    static func load() throws -> IdentifierVectors { try fixture("identifier-vectors") }
+}
+
+struct MachineIdVectors: Decodable {
+    struct Vector: Decodable { let machine_id: String, app_id: String, app_specific_id: String }
+    let vectors: [Vector]
+}
+
+func fixture<T: Decodable>(_ name: String) throws -> T {
+    guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures") else {
+        throw CocoaError(.fileNoSuchFile)
+    }
+    return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+}
+
+func hexData(_ hex: String) -> Data { Data(hexString: hex)! }
+
+/// A unique access group for one test.
+func uniqueGroup(_ name: String = #function) -> String { "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))" }
+
+/// Counts the log messages that announce a key generation.
+final class GenerationCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+
+    /// A logger that reports to this counter.
+    var logger: Logger {
+        Logger(label: "test") { _ in Handler(counter: self) }
+    }
+
+    private struct Handler: LogHandler {
+        let counter: GenerationCounter
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            if event.message.description.contains("generated a new device identity") { counter.count.add(1, ordering: .relaxed) }
+        }
+    }
+}
+
+/// The error `body` throws, or `nil`.
+func thrownError(_ body: () async throws -> some Any) async -> (any Error)? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The `deviceid` executable built beside the test bundle.
+let deviceidExecutable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("deviceid").path
+
+extension PrivateKeyring {
+    /// Runs `deviceid ARGUMENTS…` against this keyring.
+    func deviceid(_ arguments: String..., input: Data = Data(), environment extra: [String: String] = [:]) async throws -> ProcessOutput {
+        try await ChildProcess.run(deviceidExecutable, arguments, environment: environment.merging(extra) { $1 }, input: input)
+    }
+}
