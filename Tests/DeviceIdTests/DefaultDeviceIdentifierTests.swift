@@ -1,0 +1,158 @@
+import Foundation
+@testable import DeviceId
+import Keyring
+import KeyringTestSupport
+import SecureStorage
+import Testing
+
+@Suite("DefaultDeviceIdentifier on a real gnome-keyring-daemon")
+struct DefaultDeviceIdentifierTests {
+    func configuration(_ group: String, encrypted: Bool = true) -> DeviceIdentifierConfiguration {
+        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: group)
+    }
+
+    @Test("First use generates a 64-hex id from a 2048-bit key; it stays the same for new instances, and after clearCache")
+    func stable() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let counter = GenerationCounter()
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
+            let first = try await identifier.identity()
+            #expect(first.source == .generated && first.origin == .generated)
+            #expect(first.id.count == 64 && first.id.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+            #expect(first.publicKey?.identifier == first.id)
+            #expect(first.publicKey?.keySize == 2048)
+            #expect(try await identifier.identity().source == .keyring)
+            await identifier.clearCache()
+            #expect(try await identifier.id == first.id)
+            let again = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
+            #expect(try await again.id == first.id)
+            #expect(counter.value == 1)
+        }
+    }
+
+    @Test("10,000 concurrent id calls, on one identifier and on twenty, make one key generation")
+    func concurrentCallers() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let counter = GenerationCounter()
+            let shared = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
+            let others = try (0..<20).map { _ in
+                try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
+            }
+            let ids = try await withThrowingTaskGroup(of: String.self) { tasks in
+                for index in 0..<10_000 {
+                    let identifier = index.isMultiple(of: 2) ? shared : others[index % others.count]
+                    tasks.addTask { try await identifier.id }
+                }
+                return try await tasks.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(ids.count == 1)
+            #expect(counter.value == 1)
+            #expect(try await keyring.client().items(matching: ["service": group, "account": "device"]).count == 1)
+        }
+    }
+
+    @Test("Key sizes other than 2048, 3072 and 4096 are rejected; 3072 works")
+    func keySizes() async throws {
+        #expect(throws: DeviceIdentifierError.invalidKeySize(1024)) {
+            try DefaultDeviceIdentifier(configuration: .init(keySize: 1024, keychainAccount: "x"), storage: MemoryStorage())
+        }
+        let identifier = try DefaultDeviceIdentifier(configuration: .init(keySize: 3072, keychainAccount: "x"), storage: MemoryStorage())
+        #expect(try await identifier.publicKey().keySize == 3072)
+        #expect(DeviceIdentifierConfiguration.highSecurity.keySize == 4096)
+        #expect(DeviceIdentifierConfiguration.highSecurity.keychainAccount != DeviceIdentifierConfiguration.default.keychainAccount)
+    }
+
+    @Test("regenerateIdentifier deletes the identity and returns a different one; the stored item follows")
+    func regenerate() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
+            let old = try await identifier.id
+            let new = try await identifier.regenerateIdentifier()
+            #expect(new != old && new.count == 64)
+            let fresh = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
+            #expect(try await fresh.id == new)
+        }
+    }
+
+    @Test("Signatures made with the device key verify with its exported public key")
+    func deviceBinding() async throws {
+        try await PrivateKeyring.with { keyring in
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client())
+            let challenge = Data("nonce-\(UUID())".utf8)
+            for algorithm in SignatureAlgorithm.allCases {
+                let signature = try await identifier.sign(challenge, algorithm: algorithm)
+                #expect(try await identifier.publicKey().isValidSignature(signature, for: challenge, algorithm: algorithm))
+            }
+        }
+    }
+
+    @Test("Locked: a typed error, no identity generated, nothing written; unlocked again, the same id")
+    func locked() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let id = try await DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client()).id
+            try await keyring.client().lock(.default)
+            let counter = GenerationCounter()
+            let identifier = try DefaultDeviceIdentifier(
+                configuration: configuration(group), keyring: keyring.client(unlockPolicy: .nonInteractive), logger: counter.logger)
+            #expect(await thrownError { try await identifier.id } as? DeviceIdentifierError
+                    == .keychainUnexpectedStatus(.locked(collection: "login")))
+            #expect(counter.value == 0)
+            await keyring.killDaemon()
+            try await keyring.startDaemon(unlock: true)
+            #expect(try await identifier.id == id)
+            #expect(try await keyring.client().items(matching: ["service": group]).count == 2)   // identity and its key
+        }
+    }
+
+    @Test("No Secret Service, or no default keyring: typed errors, nothing generated into thin air")
+    func unavailable() async throws {
+        try await PrivateKeyring.with(.busOnly) { keyring in
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client())
+            guard case .keychainUnexpectedStatus(.serviceUnavailable) = await thrownError({ try await identifier.id }) as? DeviceIdentifierError else {
+                Issue.record("expected serviceUnavailable"); return
+            }
+        }
+        try await PrivateKeyring.with(.noKeyring) { keyring in
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client())
+            #expect(await thrownError { try await identifier.id } as? DeviceIdentifierError
+                    == .keychainUnexpectedStatus(.noDefaultCollection(alias: "default")))
+        }
+    }
+
+    @Test("A corrupt or undecryptable identity is an error and stays exactly as it was", arguments: [true, false])
+    func corrupt(encrypted: Bool) async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let client = keyring.client()
+            let attributes = ["service": group, "account": "device"]
+            let garbage = KeyringSecret(utf8: encrypted ? "\u{01}garbage that is no envelope" : "{\"id\": 1}")
+            try await client.store(garbage, label: "broken", attributes: attributes)
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(group, encrypted: encrypted), keyring: client)
+            let error = await thrownError { try await identifier.id } as? DeviceIdentifierError
+            switch (encrypted, error) {
+            case (true, .undecryptable?), (false, .keychainUnexpectedData?): break
+            default: Issue.record("got \(String(describing: error))")
+            }
+            #expect(try await client.secret(matching: attributes) == garbage)
+        }
+    }
+
+    @Test("A record whose id does not match its key is refused, never silently fixed")
+    func tamperedRecord() async throws {
+        let storage = MemoryStorage<StoredDeviceIdentity>()
+        let first = try DefaultDeviceIdentifier(configuration: .init(keySize: 2048, keychainAccount: "x"), storage: storage)
+        _ = try await first.id
+        var record = try #require(try await storage.get())
+        record.id = String(repeating: "0", count: 64)
+        try await storage.save(item: record)
+        let second = try DefaultDeviceIdentifier(configuration: .init(keySize: 2048, keychainAccount: "x"), storage: storage)
+        guard case .keychainUnexpectedData = await thrownError({ try await second.id }) as? DeviceIdentifierError else {
+            Issue.record("expected keychainUnexpectedData"); return
+        }
+        #expect(try await storage.get() == record)
+    }
+}
