@@ -1,0 +1,124 @@
+import DeviceId
+import Foundation
+import Keyring
+import KeyringTestSupport
+import SecureStorage
+import Testing
+
+@Suite("Legacy adoption and the identifiers that compose")
+struct LegacyAndComposedTests {
+    func configuration(_ group: String) -> DeviceIdentifierConfiguration {
+        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", accessGroup: group)
+    }
+
+    func frauth(_ account: String, _ group: String) -> KeyringAttributes { ["service": group, "account": account] }
+
+    @Test("A FRAuth identifier in the same access group is adopted exactly; regenerate removes the legacy items")
+    func frauthIdentifier() async throws {
+        try await PrivateKeyring.with { keyring in
+            let (client, group) = (keyring.client(), uniqueGroup())
+            let vectors = try IdentifierVectors.load().rsa2048
+            try await client.store(KeyringSecret(utf8: vectors.legacy_frauth_id_sha1_hex), label: "FRAuth id",
+                                   attributes: frauth(FRAuthLegacyIdentifierSource.identifierAccount, group))
+            try await client.store(KeyringSecret(hexData(vectors.public_key_pkcs1_der_hex)), label: "FRAuth key",
+                                   attributes: frauth(FRAuthLegacyIdentifierSource.publicKeyAccount, group))
+            let counter = GenerationCounter()
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: client, logger: counter.logger)
+            let adopted = try await identifier.identity()
+            #expect(adopted.id == vectors.legacy_frauth_id_sha1_hex)
+            #expect(adopted.origin == .legacy && adopted.source == .legacy)
+            #expect(try await identifier.publicKey().identifier == vectors.device_id_sha256_hex)
+            #expect(counter.value == 0)
+            // Stored in the new format: a new instance reads it from there.
+            let reread = try await DefaultDeviceIdentifier(configuration: configuration(group), keyring: client).identity()
+            #expect(reread.id == adopted.id && reread.source == .keyring && reread.origin == .legacy)
+            // No private key came with it.
+            #expect(await thrownError { try await identifier.sign(Data("x".utf8)) } as? DeviceIdentifierError == .privateKeyUnavailable)
+
+            let new = try await identifier.regenerateIdentifier()
+            #expect(new.count == 64 && new != adopted.id)
+            #expect(try await client.items(matching: frauth(FRAuthLegacyIdentifierSource.identifierAccount, group)).isEmpty)
+            #expect(try await client.items(matching: frauth(FRAuthLegacyIdentifierSource.publicKeyAccount, group)).isEmpty)
+        }
+    }
+
+    @Test("Only the FRAuth public key left: the id is its SHA-1 hex")
+    func frauthPublicKeyOnly() async throws {
+        try await PrivateKeyring.with { keyring in
+            let (client, group) = (keyring.client(), uniqueGroup())
+            let vectors = try IdentifierVectors.load().rsa2048
+            try await client.store(KeyringSecret(hexData(vectors.public_key_pkcs1_der_hex)), label: "FRAuth key",
+                                   attributes: frauth(FRAuthLegacyIdentifierSource.publicKeyAccount, group))
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: client)
+            #expect(try await identifier.id == vectors.legacy_frauth_id_sha1_hex)
+        }
+    }
+
+    @Test("Legacy items in another access group are not adopted")
+    func otherGroupIgnored() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            try await client.store(KeyringSecret(utf8: "cb549679004494b0890e6396cc3889aa2df0b169"), label: "FRAuth id",
+                                   attributes: frauth(FRAuthLegacyIdentifierSource.identifierAccount, uniqueGroup("elsewhere")))
+            let identity = try await DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: client).identity()
+            #expect(identity.origin == .generated)
+        }
+    }
+
+    @Test("An app's own earlier identifier, in a file or a UserDefaults key, is adopted through the same protocol")
+    func customLegacySources() async throws {
+        try await PrivateKeyring.with { keyring in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("old-id-\(UUID())")
+            try "  legacy-from-file\n".write(to: file, atomically: true, encoding: .utf8)
+            let suite = "swift-deviceid-tests-\(UUID())"
+            UserDefaults(suiteName: suite)!.set("legacy-from-defaults", forKey: "deviceId")
+            defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
+
+            let fromFile = try DefaultDeviceIdentifier(
+                configuration: configuration(uniqueGroup()), keyring: keyring.client(), legacySources: [FileLegacyIdentifierSource(url: file)])
+            #expect(try await fromFile.id == "legacy-from-file")
+            _ = try await fromFile.regenerateIdentifier()
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+
+            let fromDefaults = try DefaultDeviceIdentifier(
+                configuration: configuration(uniqueGroup()), keyring: keyring.client(),
+                legacySources: [UserDefaultsLegacyIdentifierSource(suiteName: suite, key: "deviceId")])
+            #expect(try await fromDefaults.id == "legacy-from-defaults")
+        }
+    }
+
+    @Test("UUIDDeviceIdentifier: SHA-256 of a persisted UUID's bytes, the same across instances, one UUID for concurrent callers")
+    func uuidIdentifier() async throws {
+        try await PrivateKeyring.with { keyring in
+            let group = uniqueGroup()
+            let identifiers = (0..<10).map { _ in UUIDDeviceIdentifier(accessGroup: group, keyring: keyring.client()) }
+            let ids = try await withThrowingTaskGroup(of: String.self) { tasks in
+                for identifier in identifiers { tasks.addTask { try await identifier.id } }
+                return try await tasks.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(ids.count == 1)
+            let uuid = try await identifiers[0].uuid()
+            #expect(ids.first == UUIDDeviceIdentifier.identifier(of: uuid))
+        }
+    }
+
+    @Test("Keyring-first: the backup's value is written to the keyring and wins from then on, even when the backup changes")
+    func keyringFirst() async throws {
+        try await PrivateKeyring.with { keyring in
+            let suite = "swift-deviceid-tests-\(UUID())"
+            defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
+            let backup = UserDefaultsDeviceIdentifier(suiteName: suite)
+            let backupID = try await backup.id
+            #expect(try await backup.id == backupID)
+            let storage = KeychainStorage<String>(account: "vendor-id", accessGroup: uniqueGroup(), keyring: keyring.client())
+            let identifier = KeyringFirstDeviceIdentifier(storage: storage, backup: backup)
+            #expect(try await identifier.id == backupID)
+            #expect(try await storage.get() == backupID)
+
+            // The defaults file is wiped (a reinstall, say): the keyring still has the id.
+            UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite)
+            #expect(try await UserDefaultsDeviceIdentifier(suiteName: suite).id != backupID)
+            #expect(try await KeyringFirstDeviceIdentifier(storage: storage, backup: backup).id == backupID)
+        }
+    }
+}
