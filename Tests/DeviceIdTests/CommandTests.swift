@@ -1,0 +1,157 @@
+import DeviceId
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("The deviceid command, as session scripts call it")
+struct CommandTests {
+    /// Whether `text` is exactly a 64-hex id and a newline.
+    static func isID(_ text: String) -> Bool {
+        text.count == 65 && text.hasSuffix("\n") && text.dropLast().allSatisfy { $0.isHexDigit && !$0.isUppercase }
+    }
+
+    @Test("`id` prints only the id; a second process prints the same; `--json` wraps it")
+    func id() async throws {
+        try await PrivateKeyring.with { keyring in
+            let first = try await keyring.deviceid("id")
+            #expect(first.status == 0, "\(first.errorText)")
+            #expect(Self.isID(first.text))
+            #expect(first.errorText.isEmpty)
+            #expect(try await keyring.deviceid("id").text == first.text)
+            #expect(try await keyring.deviceid().text == first.text)   // `id` is the default command
+            let json = try await keyring.deviceid("id", "--json")
+            #expect(try JSONDecoder().decode([String: String].self, from: json.stdout) == ["id": first.text.trimmingCharacters(in: .newlines)])
+        }
+    }
+
+    @Test("`info` prints one JSON object with the documented fields")
+    func info() async throws {
+        try await PrivateKeyring.with { keyring in
+            let output = try await keyring.deviceid("info", "--access-group", "com.example.info", "--key-size", "3072")
+            #expect(output.status == 0, "\(output.errorText)")
+            let object = try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any])
+            #expect((object["id"] as? String)?.count == 64)
+            #expect(object["accessGroup"] as? String == "com.example.info")
+            #expect(object["account"] as? String == DeviceIdentifierConfiguration.defaultAccount)
+            #expect(object["keySize"] as? Int == 3072)
+            #expect(object["encrypted"] as? Bool == true)
+            #expect(object["source"] as? String == "generated")
+            #expect(object["origin"] as? String == "generated")
+            let again = try JSONSerialization.jsonObject(with: try await keyring.deviceid("info", "--access-group", "com.example.info").stdout)
+            #expect((again as? [String: Any])?["source"] as? String == "keyring")
+        }
+    }
+
+    @Test("`regenerate` prints a new id that `id` then prints; `delete` removes it")
+    func regenerateAndDelete() async throws {
+        try await PrivateKeyring.with { keyring in
+            let old = try await keyring.deviceid("id").text
+            let new = try await keyring.deviceid("regenerate")
+            #expect(new.status == 0 && new.text != old && Self.isID(new.text))
+            #expect(try await keyring.deviceid("id").text == new.text)
+            #expect(try await keyring.deviceid("delete").status == 0)
+            #expect(try await keyring.client().items(matching: ["service": "deviceid", "account": DeviceIdentifierConfiguration.defaultAccount]).isEmpty)
+        }
+    }
+
+    @Test("`public-key` in PEM, PKCS#1 hex (whose SHA-256 is the id) and JWK; `sign` reads stdin and verifies")
+    func publicKeyAndSign() async throws {
+        try await PrivateKeyring.with { keyring in
+            let id = try await keyring.deviceid("id").text.trimmingCharacters(in: .newlines)
+            let pem = try await keyring.deviceid("public-key").text
+            #expect(pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n") && pem.hasSuffix("-----END PUBLIC KEY-----\n"))
+            let der = try await keyring.deviceid("public-key", "--format", "der-hex").text.trimmingCharacters(in: .newlines)
+            let key = try DevicePublicKey(pkcs1DER: hexData(der))
+            #expect(key.identifier == id)
+            let jwk = try await keyring.deviceid("public-key", "--format", "jwk").stdout
+            let expected = try key.jwk()
+            #expect(try JSONDecoder().decode([String: String].self, from: jwk) == expected)
+
+            let challenge = Data("challenge from the server".utf8)
+            for algorithm in SignatureAlgorithm.allCases {
+                let signed = try await keyring.deviceid("sign", "--algorithm", algorithm.rawValue, input: challenge)
+                #expect(signed.status == 0, "\(signed.errorText)")
+                let signature = try #require(Data(base64URL: signed.text.trimmingCharacters(in: .newlines)))
+                #expect(key.isValidSignature(signature, for: challenge, algorithm: algorithm))
+            }
+        }
+    }
+
+    @Test("`uuid` and `app-id` print their identifiers; `app-id` matches systemd-id128 or both fail")
+    func uuidAndAppID() async throws {
+        try await PrivateKeyring.with { keyring in
+            let uuid = try await keyring.deviceid("uuid")
+            #expect(uuid.status == 0 && Self.isID(uuid.text))
+            #expect(try await keyring.deviceid("uuid").text == uuid.text)
+
+            let appID = "e0b1f4b6c2a04f5f9a1b2c3d4e5f6071"
+            let ours = try await keyring.deviceid("app-id", appID)
+            let systemd = try await keyring.run("systemd-id128", ["machine-id", "--app-specific=\(appID)"])
+            #expect((ours.status == 0) == (systemd.status == 0))
+            if ours.status == 0 {
+                #expect(ours.text == systemd.text)
+                let dashed = try await keyring.deviceid("app-id", appID, "--uuid").text
+                #expect(dashed.replacingOccurrences(of: "-", with: "") == ours.text && dashed.count == 37)
+            }
+        }
+    }
+
+    @Test("Exit codes and one-line errors: usage 64, corrupt 65, unavailable 69, locked 75")
+    func exitCodes() async throws {
+        try await PrivateKeyring.with { keyring in
+            let usage = try await keyring.deviceid("id", "--key-size", "1024")
+            #expect(usage.status == 64)
+            #expect(usage.errorText.hasPrefix("deviceid: error: ") && usage.errorText.split(separator: "\n").count == 1)
+            #expect(try await keyring.deviceid("app-id", "not-an-id").status == 64)
+
+            try await keyring.client().store(KeyringSecret(utf8: "\u{01}not an envelope"), label: "broken",
+                                             attributes: ["service": "corrupt.group", "account": DeviceIdentifierConfiguration.defaultAccount])
+            let corrupt = try await keyring.deviceid("id", "--access-group", "corrupt.group")
+            #expect(corrupt.status == 65 && corrupt.stdout.isEmpty)
+            #expect(corrupt.errorText.hasPrefix("deviceid: error: the stored device identity cannot be decrypted"))
+
+            _ = try await keyring.deviceid("id")
+            try await keyring.client().lock(.default)
+            let locked = try await keyring.deviceid("id", "--non-interactive")
+            #expect(locked.status == 75 && locked.stdout.isEmpty)
+            #expect(locked.errorText.contains("is locked"))
+        }
+        try await PrivateKeyring.with(.busOnly) { keyring in
+            let unavailable = try await keyring.deviceid("id")
+            #expect(unavailable.status == 69 && unavailable.errorText.contains("no Secret Service"))
+        }
+        try await PrivateKeyring.with(.noKeyring) { keyring in
+            let noKeyring = try await keyring.deviceid("id")
+            #expect(noKeyring.status == 69 && noKeyring.errorText.contains("no 'default' keyring"))
+        }
+        try await PrivateKeyring.with { keyring in
+            let noBus = try await keyring.deviceid("id", environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": "/nonexistent"])
+            #expect(noBus.status == 69 && noBus.errorText.contains("no D-Bus session bus"))
+        }
+    }
+
+    @Test("Eight processes at once on an empty keyring: one identity, one key generation, every process prints it")
+    func concurrentProcesses() async throws {
+        try await PrivateKeyring.with { keyring in
+            let outputs = try await withThrowingTaskGroup(of: ProcessOutput.self) { tasks in
+                for _ in 0..<8 { tasks.addTask { try await keyring.deviceid("id", environment: ["DEVICEID_LOG_LEVEL": "notice"]) } }
+                return try await tasks.reduce(into: [ProcessOutput]()) { $0.append($1) }
+            }
+            #expect(outputs.allSatisfy { $0.status == 0 })
+            #expect(Set(outputs.map(\.text)).count == 1)
+            let generations = outputs.map { $0.errorText.components(separatedBy: "generated a new device identity").count - 1 }
+            #expect(generations.reduce(0, +) == 1)
+            #expect(try await keyring.client().items(matching: ["service": "deviceid"]).count == 2)   // identity and encryption key
+        }
+    }
+}
+
+extension Data {
+    /// Bytes from base64url text without padding.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
+    }
+}
