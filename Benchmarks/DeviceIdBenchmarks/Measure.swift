@@ -7,6 +7,9 @@ struct Samples {
     var median: Double { microseconds[microseconds.count / 2] }
     var p90: Double { microseconds[microseconds.count * 9 / 10] }
 
+    /// Samples measured elsewhere.
+    init(sorted samples: [Double]) { microseconds = samples.sorted() }
+
     /// Runs `body` `iterations` times after a warm-up of a tenth as many.
     init(_ iterations: Int, _ body: () async throws -> Void) async rethrows {
         for _ in 0..<max(iterations / 10, 5) { try await body() }
