@@ -40,9 +40,6 @@ func fixture<T: Decodable>(_ name: String) throws -> T {
 
 func hexData(_ hex: String) -> Data { Data(hexString: hex)! }
 
-/// A unique access group for one test.
-func uniqueGroup(_ name: String = #function) -> String { "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))" }
-
 /// Counts the log messages that announce a key generation.
 final class GenerationCounter: Sendable {
     private let count = Atomic<Int>(0)
@@ -67,15 +64,6 @@ final class GenerationCounter: Sendable {
     }
 }
 
-/// The error `body` throws, or `nil`.
-func thrownError(_ body: () async throws -> some Any) async -> (any Error)? {
-    do {
-        _ = try await body()
-        return nil
-    } catch {
-        return error
-    }
-}
 
 /// The `deviceid` executable built beside the test bundle.
 let deviceidExecutable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

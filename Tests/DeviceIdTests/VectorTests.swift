@@ -1,5 +1,5 @@
-import Foundation
 @testable import DeviceId
+import Foundation
 import KeyringTestSupport
 import Testing
 

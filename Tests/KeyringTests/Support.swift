@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import Keyring
+import KeyringTestSupport
+import Synchronization
 
 /// Attributes no other test uses.
 func uniqueAttributes(_ account: String = #function) -> KeyringAttributes {
@@ -11,16 +12,10 @@ extension KeyringSecret {
     var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
-/// Asserts `body` throws a ``KeyringError`` and returns it.
+/// The ``KeyringError`` `body` throws (any other error becomes `.other`), or `nil`.
 func keyringError(_ body: () async throws -> some Any) async -> KeyringError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as KeyringError {
-        return error
-    } catch {
-        return .other(domain: "unexpected", code: 0, message: "\(error)")
-    }
+    guard let error = await thrownError(body) else { return nil }
+    return error as? KeyringError ?? .other(domain: "unexpected", code: 0, message: "\(error)")
 }
 
 /// A thread-safe count.

@@ -1,5 +1,6 @@
 import Foundation
 import Keyring
+import KeyringTestSupport
 import SecureStorage
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Keyring
+import KeyringTestSupport
 import SecureStorage
 
 /// Bytes from hex text.
@@ -19,18 +20,6 @@ func testKey(_ fill: UInt8 = 7) throws -> SuppliedKeyProvider {
     try SuppliedKeyProvider(key: KeyringSecret([UInt8](repeating: fill, count: 32)))
 }
 
-/// The error `body` throws, or `nil`.
-func thrownError(_ body: () async throws -> some Any) async -> (any Error)? {
-    do {
-        _ = try await body()
-        return nil
-    } catch {
-        return error
-    }
-}
-
-/// A unique access group for one test.
-func uniqueGroup(_ name: String = #function) -> String { "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))" }
 
 /// Every Codable shape the storage must carry.
 struct Profile: Codable, Sendable, Equatable {
