@@ -41,6 +41,12 @@ let package = Package(
             dependencies: ["DeviceId", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // Examples: each one a short, commented program (swift run NAME).
+        .executableTarget(name: "QuickStart", dependencies: ["DeviceId"], path: "Examples/QuickStart"),
+        .executableTarget(name: "SecureNotes", dependencies: ["SecureStorage"], path: "Examples/SecureNotes"),
+        .executableTarget(name: "CustomIdentifier", dependencies: ["DeviceId", "SecureStorage"], path: "Examples/CustomIdentifier"),
+        .executableTarget(name: "DeviceBinding", dependencies: ["DeviceId"], path: "Examples/DeviceBinding"),
+
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
