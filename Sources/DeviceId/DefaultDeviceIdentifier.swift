@@ -24,6 +24,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     /// An identifier kept in the keyring as `configuration` says.
     ///
     /// - Parameters:
+    ///   - configuration: key size, account, encryption and access group.
     ///   - keyring: the keyring client (bus, unlock policy, timeout).
     ///   - legacySources: where to look for an identifier kept before; by default the FRAuth items in the
     ///     same access group.

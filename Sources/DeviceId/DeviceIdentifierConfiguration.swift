@@ -6,10 +6,10 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public var keySize: Int
     /// The keyring account (item name) the identity is stored under.
     public var keychainAccount: String
-    /// Whether the stored key pair is sealed with AES-256-GCM (``SecureStorage/SecuredKeyEncryptor``).
+    /// Whether the stored key pair is sealed with AES-256-GCM (`SecuredKeyEncryptor`).
     public var useEncryption: Bool
     /// The access group: programs using the same group share the identity.
-    /// Defaults to ``SecureStorage/AccessGroup/default`` (this program's executable name).
+    /// Defaults to `AccessGroup.default` (this program's executable name).
     public var accessGroup: String
 
     /// The account of ``default``.

@@ -16,7 +16,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case keychainItemNotFound
     /// The stored identity is present but malformed (the detail says how); it is left as it is.
     case keychainUnexpectedData(String)
-    /// The keyring failed: locked, unreachable, timed out… (the ``KeyringError`` says what to do).
+    /// The keyring failed: locked, unreachable, timed out… (the `KeyringError` says what to do).
     case keychainUnexpectedStatus(KeyringError)
     /// The stored identity could not be decrypted: tampered, moved, or its key is missing. It is left as it is.
     case undecryptable(SecureStorageError)

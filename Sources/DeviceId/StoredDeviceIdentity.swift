@@ -23,7 +23,7 @@ public struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     /// When the identity was generated or adopted.
     public var created: Date
 
-    /// A record; checks nothing (see ``validated()``).
+    /// A record; checks nothing (reading one back validates it).
     public init(id: String, origin: IdentityOrigin, publicKey: Data?, privateKey: Data?, created: Date = Date()) {
         format = 1
         self.id = id

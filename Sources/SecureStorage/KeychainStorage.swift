@@ -25,6 +25,8 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// Keeps a value as `account` in `accessGroup`.
     ///
     /// - Parameters:
+    ///   - account: the item's name inside its access group.
+    ///   - accessGroup: the keyring `service` attribute; programs using the same group share the item.
     ///   - encryptor: ``NoEncryptor`` stores JSON text; ``SecuredKeyEncryptor`` seals it with AES-256-GCM.
     ///   - cacheable: keep the value in memory after a read or a save.
     ///   - label: what Seahorse shows; by default `account (accessGroup)`.

@@ -1,4 +1,4 @@
-/// What can go wrong keeping a value, beyond the keyring's own ``Keyring/KeyringError``s (which pass through unchanged).
+/// What can go wrong keeping a value, beyond the keyring's own `KeyringError`s (which pass through unchanged).
 public enum SecureStorageError: Error, Sendable, Hashable {
     /// The ciphertext failed authentication: it was altered, moved from another item, or sealed with another key.
     case authenticationFailed

@@ -1,0 +1,173 @@
+function __deviceid_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __deviceid_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __deviceid_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __deviceid_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __deviceid_parse_tokens -S
+    set -l unparsed_tokens (__deviceid_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'deviceid'
+        __deviceid_parse_subcommand 0 'h/help'
+        switch $unparsed_tokens[1]
+        case 'id'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'h/help'
+        case 'regenerate'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'h/help'
+        case 'uuid'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'h/help'
+        case 'app-id'
+            __deviceid_parse_subcommand 1 'uuid' 'json' 'h/help'
+        case 'public-key'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'format=' 'h/help'
+        case 'sign'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'algorithm=' 'h/help'
+        case 'info'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'h/help'
+        case 'delete'
+            __deviceid_parse_subcommand 0 'access-group=' 'account=' 'key-size=' 'high-security' 'no-encryption' 'non-interactive' 'timeout=' 'json' 'h/help'
+        case 'help'
+            __deviceid_parse_subcommand -r 1 
+        end
+    end
+end
+
+function __deviceid_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __deviceid_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __deviceid_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __deviceid_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__deviceid_tokens -p)
+    if test -z "$(__deviceid_tokens -t)"
+        set -l index (count (__deviceid_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'deviceid' -f
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'id' -d 'Print the identity\'s id, creating the identity on first use.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'regenerate' -d 'Replace the identity (and any legacy identifier) with a new one, and print its id.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'uuid' -d 'Print the UUID identifier: SHA-256 of a random UUID kept in the keyring.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'app-id' -d 'Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'public-key' -d 'Print the identity\'s public key (SPKI PEM, PKCS#1 DER as hex, or JWK).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'sign' -d 'Sign standard input with the device key; print the signature as base64url.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'info' -d 'Print the identity as one JSON object.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'delete' -d 'Delete the identity (and any legacy identifier).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_positional "deviceid" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid id" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid regenerate" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid uuid" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid app-id" uuid' -l 'uuid' -d 'Print it in UUID form.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid app-id" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid app-id" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" format' -l 'format' -d 'pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.' -rfka 'pem der-hex jwk'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid public-key" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" algorithm' -l 'algorithm' -d 'RS256 or PS256.' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid sign" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid info" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" access-group' -l 'access-group' -d 'The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" account' -l 'account' -d 'The keyring account of the identity. (default: swift-deviceid.device-identifier)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" key-size' -l 'key-size' -d 'RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" high-security' -l 'high-security' -d '4096-bit key, under its own account (the library\'s .highSecurity).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" no-encryption' -l 'no-encryption' -d 'Store the key pair unencrypted (the keyring\'s own protection only).'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" non-interactive' -l 'non-interactive' -d 'Never show an unlock prompt: a locked keyring is an error at once.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" timeout' -l 'timeout' -d 'Give up after this many seconds (prompts included).' -rfka ''
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" json' -l 'json' -d 'Print a JSON object instead of plain text.'
+complete -c 'deviceid' -n '__deviceid_should_offer_completions_for_flags_or_options "deviceid delete" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -1,0 +1,232 @@
+#compdef deviceid
+
+__deviceid_complete() {
+    local -ar non_empty_completions=("${@:#(|:*)}")
+    local -ar empty_completions=("${(M)@:#(|:*)}")
+    _describe -V '' non_empty_completions -- empty_completions -P $'\'\''
+}
+
+__deviceid_custom_complete() {
+    local -a completions
+    completions=("${(@f)"$("${command_name}" "${@}" "${command_line[@]}")"}")
+    if [[ "${#completions[@]}" -gt 1 ]]; then
+        __deviceid_complete "${completions[@]:0:-1}"
+    fi
+}
+
+__deviceid_cursor_index_in_current_word() {
+    if [[ -z "${QIPREFIX}${IPREFIX}${PREFIX}" ]]; then
+        printf 0
+    else
+        printf %s "${#${(z)LBUFFER}[-1]}"
+    fi
+}
+
+_deviceid() {
+    emulate -RL zsh -G
+    setopt extendedglob nullglob numericglobsort
+    unsetopt aliases banghist
+
+    local -xr SAP_SHELL=zsh
+    local -x SAP_SHELL_VERSION
+    SAP_SHELL_VERSION="$(builtin emulate zsh -c 'printf %s "${ZSH_VERSION}"')"
+    local -r SAP_SHELL_VERSION
+
+    local context state state_descr line
+    local -A opt_args
+
+    local -r command_name="${words[1]}"
+    local -ar command_line=("${words[@]}")
+    local -ir current_word_index="$((CURRENT - 1))"
+
+    local -i ret=1
+    local -ar arg_specs=(
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'id:Print the identity'\''s id, creating the identity on first use.'
+            'regenerate:Replace the identity (and any legacy identifier) with a new one, and print its id.'
+            'uuid:Print the UUID identifier: SHA-256 of a random UUID kept in the keyring.'
+            'app-id:Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
+            'public-key:Print the identity'\''s public key (SPKI PEM, PKCS#1 DER as hex, or JWK).'
+            'sign:Sign standard input with the device key; print the signature as base64url.'
+            'info:Print the identity as one JSON object.'
+            'delete:Delete the identity (and any legacy identifier).'
+            'help:Show subcommand help information.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        id|regenerate|uuid|app-id|public-key|sign|info|delete|help)
+            "_deviceid_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_deviceid_id() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_regenerate() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_uuid() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_app-id() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':application-id:'
+        '--uuid[Print it in UUID form.]'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_public-key() {
+    local -i ret=1
+    local -ar ___format=('pem' 'der-hex' 'jwk')
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '--format[pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.]:format:{__deviceid_complete "${___format[@]}"}'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_sign() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '--algorithm[RS256 or PS256.]:algorithm:'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_info() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_delete() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--json[Print a JSON object instead of plain text.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_help() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*:subcommands:'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+if [[ "${funcstack[1]}" = _deviceid ]]; then
+    _deviceid "${@}"
+else
+    compdef _deviceid deviceid
+fi
