@@ -131,6 +131,17 @@ struct CommandTests {
         }
     }
 
+    @Test("The committed shell completions are what the command generates now (regenerate: scripts/generate-docs)",
+          arguments: ["bash", "zsh", "fish"])
+    func completionsAreCurrent(shell: String) async throws {
+        let committed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Documentation/completions/deviceid.\(shell)")
+        let generated = try await ChildProcess.run(
+            deviceidExecutable, ["--generate-completion-script", shell], environment: ProcessInfo.processInfo.environment)
+        #expect(generated.status == 0)
+        #expect(generated.stdout == (try Data(contentsOf: committed)))
+    }
+
     @Test("Eight processes at once on an empty keyring: one identity, one key generation, every process prints it")
     func concurrentProcesses() async throws {
         try await PrivateKeyring.with { keyring in
