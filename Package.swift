@@ -51,7 +51,7 @@ let package = Package(
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
-            dependencies: ["Keyring", "SecureStorage", "CLibSecret"],
+            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", "COpenSSL"],
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 

@@ -1,10 +1,13 @@
 import CLibSecret
+import Foundation
 import Keyring
+import SecureStorage
 
-/// One D-Bus round trip, libsecret's own lookup, and `KeyringClient`'s read of the same existing item.
-func benchmarkKeyringReads(iterations: Int) async throws {
-    let attributes = ["service": "bench.keyring", "account": "existing-item"]
+/// Reads and writes of existing items: ours against one D-Bus round trip and libsecret's own calls.
+func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
     let client = KeyringClient(unlockPolicy: .nonInteractive)
+    let group = "bench.keyring"
+    let attributes = ["service": group, "account": "existing-item"]
     try await client.store(KeyringSecret(utf8: "a secret of modest size, 42 bytes long..."), label: "Benchmark item", attributes: attributes)
 
     var error: UnsafeMutablePointer<GError>?
@@ -17,28 +20,75 @@ func benchmarkKeyringReads(iterations: Int) async throws {
             nil, nil, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
         try check(error, "Ping")
         g_variant_unref(reply)
-    }
-    let table = g_hash_table_new(g_str_hash, g_str_equal)
-    for (key, value) in attributes { g_hash_table_insert(table, g_strdup(key), g_strdup(value)) }
-    let libsecret = try await Samples(iterations) {
+    }.median
+    let table = stringTable(attributes)
+    let libsecretLookup = try await Samples(iterations) {
         let password = secret_password_lookupv_sync(nil, table, nil, &error)
         try check(error, "secret_password_lookupv_sync")
         precondition(password != nil, "libsecret did not find the benchmark item")
         secret_password_free(password)
-    }
+    }.median
     let ours = try await Samples(iterations) {
-        let secret = try await client.secret(matching: attributes)
-        precondition(secret != nil, "KeyringClient did not find the benchmark item")
+        guard try await client.secret(matching: attributes) != nil else { fatalError("KeyringClient did not find the benchmark item") }
+    }.median
+
+    let plain = KeychainStorage<String>(account: "plain", accessGroup: group, keyring: client)
+    let sealed = KeychainStorage<String>(account: "sealed", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+    for storage in [plain, sealed] { try await storage.save(item: "a stored value") }
+    let plainGet = try await Samples(iterations) { _ = try await plain.get() }.median
+    let sealedGet = try await Samples(iterations) { _ = try await sealed.get() }.median
+
+    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(attributes.keys))
+    defer { secret_schema_unref(schema) }
+    let writeTable = stringTable(["service": group, "account": "written"])
+    let writes = max(iterations / 5, 20)
+    let libsecretStore = try await Samples(writes) {
+        _ = secret_password_storev_sync(schema, writeTable, nil, "Benchmark write", "a written value", nil, &error)
+        try check(error, "secret_password_storev_sync")
+    }.median
+    let ourStore = try await Samples(writes) {
+        try await client.store(KeyringSecret(utf8: "a written value"), label: "Benchmark write", attributes: ["service": group, "account": "written"])
+    }.median
+
+    // Throughput: one reader alone, then eight at once, the same number of reads in all.
+    let reads = iterations * 2
+    let alone = try await elapsedMicroseconds {
+        for _ in 0..<reads { _ = try await client.secret(matching: attributes) }
     }
+    let together = try await elapsedMicroseconds {
+        try await withThrowingTaskGroup(of: Void.self) { readers in
+            for _ in 0..<8 { readers.addTask { for _ in 0..<(reads / 8) { _ = try await client.secret(matching: attributes) } } }
+            try await readers.waitForAll()
+        }
+    }
+    try await client.deleteAll(matching: ["service": group])
 
-    try await client.deleteAll(matching: attributes)
+    report.add(Row(name: "`KeyringClient.secret(matching:)`, existing item (locked items detected)", ours: ours,
+                   peerName: "libsecret `secret_password_lookupv_sync`", peer: libsecretLookup, unit: "µs", target: .atMost(1.0)))
+    report.add(Row(name: "the same read, in D-Bus round trips", ours: ours, peerName: "one round trip (`Peer.Ping`)",
+                   peer: roundTrip, unit: "µs", target: .atMost(1.6)))
+    report.add(Row(name: "`KeychainStorage.get()`, not cached, plain", ours: plainGet,
+                   peerName: "libsecret `secret_password_lookupv_sync`", peer: libsecretLookup, unit: "µs", target: .atMost(1.0)))
+    report.add(Row(name: "`KeychainStorage.get()`, not cached, AES-256-GCM", ours: sealedGet,
+                   peerName: "libsecret `secret_password_lookupv_sync`", peer: libsecretLookup, unit: "µs", target: .atMost(1.0)))
+    report.add(Row(name: "`KeychainStorage.get()`, plain, in round trips", ours: plainGet,
+                   peerName: "one round trip (`Peer.Ping`)", peer: roundTrip, unit: "µs", target: .none))
+    report.add(Row(name: "`KeyringClient.store` (replace)", ours: ourStore,
+                   peerName: "libsecret `secret_password_storev_sync`", peer: libsecretStore, unit: "µs", target: .none))
+    report.add(Row(name: "8 concurrent readers: reads per second", ours: Double(reads) / (together / 1e6),
+                   peerName: "one reader", peer: Double(reads) / (alone / 1e6), unit: "/s", target: .atLeast(1.5)))
+}
 
-    var report = Table("Keyring: read an existing item (\(iterations) calls each, same run)")
-    report.add("one D-Bus round trip (Peer.Ping to the Secret Service)", roundTrip)
-    report.add("libsecret `secret_password_lookupv_sync` (cannot tell locked from absent)", libsecret)
-    report.add("`KeyringClient.secret(matching:)` (tells them apart)", ours,
-               note: "\(ratio(ours.median, libsecret.median)) libsecret, \(ratio(ours.median, roundTrip.median)) round trips")
-    report.print()
+private func stringTable(_ dictionary: [String: String]) -> OpaquePointer {
+    let table = g_hash_table_new(g_str_hash, g_str_equal)!
+    for (key, value) in dictionary { g_hash_table_insert(table, g_strdup(key), g_strdup(value)) }
+    return table
+}
+
+private func attributeTypes(_ names: some Sequence<String>) -> OpaquePointer {
+    let table = g_hash_table_new(g_str_hash, g_str_equal)!
+    for name in names { g_hash_table_insert(table, g_strdup(name), nil) }   // nil: SECRET_SCHEMA_ATTRIBUTE_STRING (0)
+    return table
 }
 
 private func check(_ error: UnsafeMutablePointer<GError>?, _ what: String) throws {

@@ -1,51 +1,89 @@
 import Foundation
 
-/// Per-call durations of one benchmark row, in microseconds, sorted.
+/// Per-call durations of one measurement, in microseconds, sorted.
 struct Samples {
     let microseconds: [Double]
 
     var median: Double { microseconds[microseconds.count / 2] }
-    var p90: Double { microseconds[microseconds.count * 9 / 10] }
 
     /// Samples measured elsewhere.
     init(sorted samples: [Double]) { microseconds = samples.sorted() }
 
     /// Runs `body` `iterations` times after a warm-up of a tenth as many.
     init(_ iterations: Int, _ body: () async throws -> Void) async rethrows {
-        for _ in 0..<max(iterations / 10, 5) { try await body() }
-        let clock = ContinuousClock()
+        for _ in 0..<max(iterations / 10, 2) { try await body() }
         var samples: [Double] = []
         samples.reserveCapacity(iterations)
-        for _ in 0..<iterations {
-            let start = clock.now
-            try await body()
-            let elapsed = clock.now - start
-            samples.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
-        }
+        for _ in 0..<iterations { samples.append(try await elapsedMicroseconds(body)) }
         microseconds = samples.sorted()
     }
 }
 
-/// Prints a Markdown table: one row per measurement, with an optional comparison column.
-struct Table {
-    let title: String
-    private(set) var rows: [(name: String, samples: Samples, note: String)] = []
+/// How long `body` took, in microseconds.
+func elapsedMicroseconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    try await body()
+    let elapsed = clock.now - start
+    return Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+}
 
-    init(_ title: String) { self.title = title }
+/// One line of the results: our measurement, the same-run floor or peer it is compared with, and the target.
+struct Row {
+    enum Target {
+        /// ours / peer must be at most this.
+        case atMost(Double)
+        /// ours / peer must be at least this.
+        case atLeast(Double)
+        /// an absolute bound on our value (in the row's unit), with a label.
+        case absolute(Double, String)
+        /// reported, not judged.
+        case none
+    }
 
-    mutating func add(_ name: String, _ samples: Samples, note: String = "") { rows.append((name, samples, note)) }
+    let name: String
+    let ours: Double
+    let peerName: String
+    let peer: Double?
+    let unit: String
+    let target: Target
+
+    var ratio: Double? { peer.map { ours / $0 } }
+
+    var verdict: String {
+        switch target {
+        case .atMost(let bound): ratio.map { $0 <= bound ? "met (≤ \(bound)×)" : "MISSED (≤ \(bound)×)" } ?? ""
+        case .atLeast(let bound): ratio.map { $0 >= bound ? "met (≥ \(bound)×)" : "MISSED (≥ \(bound)×)" } ?? ""
+        case .absolute(let bound, let label): ours <= bound ? "met (\(label))" : "MISSED (\(label))"
+        case .none: ""
+        }
+    }
+}
+
+/// The one table `scripts/bench` prints.
+struct Report {
+    private(set) var rows: [Row] = []
+
+    mutating func add(_ row: Row) {
+        rows.append(row)
+        FileHandle.standardError.write(Data("measured: \(row.name)\n".utf8))
+    }
 
     func print() {
-        Swift.print("\n### \(title)\n")
-        Swift.print("| what | median µs | p90 µs | compared |")
-        Swift.print("|---|---:|---:|---|")
+        Swift.print("| measurement | ours | floor or peer (same run) | peer | ratio | target |")
+        Swift.print("|---|---:|---|---:|---:|---|")
         for row in rows {
-            Swift.print("| \(row.name) | \(format(row.samples.median)) | \(format(row.samples.p90)) | \(row.note) |")
+            let peer = row.peer.map { format($0, row.unit) } ?? ""
+            let ratio = row.ratio.map { String(format: "%.2f×", $0) } ?? ""
+            Swift.print("| \(row.name) | \(format(row.ours, row.unit)) | \(row.peerName) | \(peer) | \(ratio) | \(row.verdict) |")
         }
     }
 
-    private func format(_ value: Double) -> String { value < 10 ? String(format: "%.2f", value) : String(format: "%.0f", value) }
+    private func format(_ value: Double, _ unit: String) -> String {
+        switch unit {
+        case "µs" where value >= 10_000: String(format: "%.1f ms", value / 1000)
+        case "µs" where value < 10: String(format: "%.2f µs", value)
+        default: String(format: value < 100 ? "%.2f" : "%.0f", value) + " " + unit
+        }
+    }
 }
-
-/// `a / b` as `0.56×`.
-func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2f×", a / b) }

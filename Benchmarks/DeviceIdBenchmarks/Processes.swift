@@ -32,42 +32,26 @@ func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
                     maxResidentKiB: peak)
 }
 
-/// `deviceid id` as a whole process, warm and first-run, beside `secret-tool lookup` in the same run.
-func benchmarkProcesses(iterations: Int) async throws {
+/// `deviceid id` as a whole process with an identity in the keyring, beside `secret-tool lookup`.
+func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
     let deviceid = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("deviceid").path
-    let secretTool = "/usr/bin/secret-tool"
     let attributes = ["service": "bench.process", "account": "item"]
     try await KeyringClient().store(KeyringSecret(utf8: "secret-tool reads this"), label: "Benchmark item", attributes: attributes)
     let group = ["--access-group", "bench.process"]
+    _ = try runChild(deviceid, ["id"] + group)   // the identity exists from here on
 
-    func rows(_ arguments: [String], at path: String, before: (() throws -> Void)? = nil) throws -> (Samples, Int) {
-        var peak = 0
-        var times: [Double] = []
-        for _ in 0..<iterations {
-            try before?()
-            let run = try runChild(path, arguments)
-            times.append(run.microseconds)
-            peak = max(peak, run.maxResidentKiB)
-        }
-        return (Samples(sorted: times), peak)
+    var lookups: [ChildRun] = [], ids: [ChildRun] = []
+    for _ in 0..<iterations {   // interleaved, so both see the same machine
+        lookups.append(try runChild("/usr/bin/secret-tool", ["lookup", "service", "bench.process", "account", "item"]))
+        ids.append(try runChild(deviceid, ["id"] + group))
     }
-
-    _ = try runChild(deviceid, ["id"] + group)   // the warm rows find an identity
-    let (lookup, lookupPeak) = try rows(["lookup", "service", "bench.process", "account", "item"], at: secretTool)
-    let (warm, warmPeak) = try rows(["id"] + group, at: deviceid)
-    let firstRunCount = max(iterations / 5, 5)
-    var firstTimes: [Double] = []
-    for _ in 0..<firstRunCount {
-        _ = try runChild(deviceid, ["delete"] + group)
-        firstTimes.append(try runChild(deviceid, ["id"] + group).microseconds)
-    }
+    _ = try runChild(deviceid, ["delete"] + group)
     try await KeyringClient().deleteAll(matching: attributes)
 
-    var report = Table("Whole processes (\(iterations) runs each; first run: \(firstRunCount))")
-    report.add("`secret-tool lookup` (peak \(megabytes(lookupPeak)))", lookup)
-    report.add("`deviceid id`, identity exists (peak \(megabytes(warmPeak)))", warm, note: "\(ratio(warm.median, lookup.median)) secret-tool")
-    report.add("`deviceid id`, first run: RSA-2048 generation + stores", Samples(sorted: firstTimes))
-    report.print()
+    let wall = { (runs: [ChildRun]) in Samples(sorted: runs.map(\.microseconds)).median }
+    let peak = { (runs: [ChildRun]) in Double(runs.map(\.maxResidentKiB).max() ?? 0) / 1024 }
+    report.add(Row(name: "`deviceid id` process, identity exists: wall time", ours: wall(ids), peerName: "`secret-tool lookup`",
+                   peer: wall(lookups), unit: "µs", target: .atMost(1.25)))
+    report.add(Row(name: "`deviceid id` process: peak memory", ours: peak(ids), peerName: "`secret-tool lookup`",
+                   peer: peak(lookups), unit: "MiB", target: .absolute(20, "≤ 20 MiB")))
 }
-
-private func megabytes(_ kibibytes: Int) -> String { String(format: "%.1f MiB", Double(kibibytes) / 1024) }

@@ -1,6 +1,12 @@
-// swift-deviceid's benchmarks: run them with scripts/bench, which starts a private keyring.
-// Usage: DeviceIdBenchmarks [ITERATIONS]
-let iterations = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 500
-try await benchmarkKeyringReads(iterations: iterations)
-try await benchmarkAESGCM(iterations: iterations * 10)
-try await benchmarkProcesses(iterations: max(iterations / 10, 20))
+// swift-deviceid's benchmarks, all measured in one run against one keyring: scripts/bench starts a private one.
+// Usage: DeviceIdBenchmarks [ITERATIONS]   (default 500; progress goes to standard error, the table to standard output)
+func measureEverything(iterations: Int) async throws -> Report {
+    var report = Report()
+    try await benchmarkIdentity(&report, iterations: iterations)
+    try await benchmarkKeyring(&report, iterations: iterations)
+    try await benchmarkProcesses(&report, iterations: max(iterations / 10, 20))
+    try await benchmarkAESGCM(&report, iterations: iterations * 20)
+    return report
+}
+
+try await measureEverything(iterations: Int(CommandLine.arguments.dropFirst().first ?? "") ?? 500).print()
