@@ -5,6 +5,7 @@ let package = Package(
     name: "swift-deviceid",
     products: [
         .library(name: "DeviceId", targets: ["DeviceId"]),
+        .library(name: "DeviceIdUserDefaults", targets: ["DeviceIdUserDefaults"]),
         .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
@@ -36,6 +37,9 @@ let package = Package(
             name: "DeviceId",
             dependencies: ["SecureStorage", "Keyring", "COpenSSL", .product(name: "Logging", package: "swift-log")]
         ),
+        // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
+        // which costs every other program 10 MiB and 6 ms at start.
+        .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Keyring"]),
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",
@@ -65,7 +69,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DeviceIdTests",
-            dependencies: ["DeviceId", "SecureStorage", "Keyring", "KeyringTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "DeviceId", "DeviceIdUserDefaults", "SecureStorage", "Keyring", "KeyringTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")]
         ),
     ],

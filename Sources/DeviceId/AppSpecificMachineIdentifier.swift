@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Keyring
 
 /// The Linux identifierForVendor: systemd's app-specific machine ID (`sd_id128_get_machine_app_specific`),
@@ -33,7 +33,7 @@ public struct AppSpecificMachineIdentifier: DeviceIdentifier {
             } catch {
                 throw DeviceIdentifierError.machineIdUnavailable("cannot read \(path)")
             }
-            guard let bytes = Self.parse128(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes != [UInt8](repeating: 0, count: 16) else {
+            guard let bytes = Self.parse128(text.trimmingWhitespace), bytes != [UInt8](repeating: 0, count: 16) else {
                 throw DeviceIdentifierError.machineIdUnavailable("\(path) does not hold a machine ID")
             }
             return bytes
@@ -52,7 +52,7 @@ public struct AppSpecificMachineIdentifier: DeviceIdentifier {
 
     /// 16 bytes from 32 hex digits, with or without UUID dashes.
     static func parse128(_ text: String) -> [UInt8]? {
-        let digits = text.replacingOccurrences(of: "-", with: "")
+        let digits = text.replacing("-", with: "")
         guard digits.count == 32, let data = Data(hexString: digits) else { return nil }
         return Array(data)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The device key's public half, in the forms servers take.
 public struct DevicePublicKey: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// Hashes, HMAC and the text encodings identifiers use.
 enum Digest {
@@ -41,8 +41,14 @@ extension Data {
 
     /// Base64url without padding (RFC 7515), as JOSE signatures and thumbprints are written.
     public var base64URLEncoded: String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        String(base64EncodedString().compactMap { character -> Character? in
+            switch character {
+            case "+": "-"
+            case "/": "_"
+            case "=": nil
+            default: character
+            }
+        })
     }
 
     /// Bytes from hexadecimal text, or `nil` when it is not an even run of hex digits.
@@ -65,5 +71,12 @@ extension Data {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+extension String {
+    /// The text without leading and trailing white space and newlines.
+    var trimmingWhitespace: String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

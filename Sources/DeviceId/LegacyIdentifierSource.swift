@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Keyring
 
 /// An identifier an app kept before, to adopt instead of generating a new one.
@@ -85,8 +85,8 @@ public struct FileLegacyIdentifierSource: LegacyIdentifierSource {
     public func legacyIdentity() async throws -> LegacyIdentity? {
         let url = url
         return try await WorkerThreads.run {
-            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-            let text = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard FileManager.default.fileExists(atPath: url.path) else { return LegacyIdentity?.none }
+            let text = try String(contentsOf: url, encoding: .utf8).trimmingWhitespace
             guard !text.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("\(url.path) is empty") }
             return LegacyIdentity(id: text)
         }
@@ -98,47 +98,5 @@ public struct FileLegacyIdentifierSource: LegacyIdentifierSource {
         try await WorkerThreads.run {
             if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
         }
-    }
-}
-
-/// An identifier kept under a `UserDefaults` key, as SwiftKit's identifier did.
-public struct UserDefaultsLegacyIdentifierSource: LegacyIdentifierSource {
-    /// The defaults suite (`nil`: the standard defaults).
-    public let suiteName: String?
-    /// The key.
-    public let key: String
-
-    /// Reads `key` in the defaults suite `suiteName`.
-    public init(suiteName: String? = nil, key: String) {
-        self.suiteName = suiteName
-        self.key = key
-    }
-
-    /// "UserDefaults key <key>".
-    public var name: String { "UserDefaults key \(key)" }
-
-    /// The string stored under the key, or `nil`.
-    public func legacyIdentity() async throws -> LegacyIdentity? {
-        let (suiteName, key) = (suiteName, key)
-        return try await WorkerThreads.run {
-            UserDefaults.forSuite(suiteName).string(forKey: key).flatMap { $0.isEmpty ? nil : LegacyIdentity(id: $0) }
-        }
-    }
-
-    /// Removes the key.
-    public func remove() async throws {
-        let (suiteName, key) = (suiteName, key)
-        try await WorkerThreads.run {
-            let defaults = UserDefaults.forSuite(suiteName)
-            defaults.removeObject(forKey: key)
-            defaults.synchronize()
-        }
-    }
-}
-
-extension UserDefaults {
-    /// The defaults of `suiteName`, or the standard ones. (UserDefaults persists on Linux to `~/.config/<name>.plist`.)
-    static func forSuite(_ suiteName: String?) -> UserDefaults {
-        suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
     }
 }

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// An RSA key (private or public only) held by OpenSSL. Blocking operations: call them on worker threads.
 final class RSAKey: @unchecked Sendable {

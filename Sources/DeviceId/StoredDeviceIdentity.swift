@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where an identity came from.
 public enum IdentityOrigin: String, Sendable, Hashable, Codable {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DeviceId
-import Foundation
+import FoundationEssentials
 import Keyring
 
 struct Id: AsyncParsableCommand {
@@ -9,7 +9,7 @@ struct Id: AsyncParsableCommand {
 
     func run() async throws {
         let id = try await options.identifier().id
-        try Output.emit(id, json: options.json, ["id": id])
+        try Output.emit(id, json: options.json, ["id": .string(id)])
     }
 }
 
@@ -20,7 +20,7 @@ struct Regenerate: AsyncParsableCommand {
 
     func run() async throws {
         let id = try await options.identifier().regenerateIdentifier()
-        try Output.emit(id, json: options.json, ["id": id])
+        try Output.emit(id, json: options.json, ["id": .string(id)])
     }
 }
 
@@ -32,7 +32,7 @@ struct UUIDCommand: AsyncParsableCommand {
     func run() async throws {
         let identifier = UUIDDeviceIdentifier(accessGroup: options.resolvedAccessGroup, keyring: options.keyring)
         let (id, uuid) = (try await identifier.id, try await identifier.uuid())
-        try Output.emit(id, json: options.json, ["id": id, "uuid": uuid.uuidString.lowercased()])
+        try Output.emit(id, json: options.json, ["id": .string(id), "uuid": .string(uuid.uuidString.lowercased())])
     }
 }
 
@@ -48,7 +48,7 @@ struct AppId: AsyncParsableCommand {
         let identifier = try AppSpecificMachineIdentifier(applicationID: applicationID)
         let value = try await identifier.uuid()
         let hex = try await identifier.id
-        try Output.emit(uuid ? value.uuidString.lowercased() : hex, json: json, ["id": hex, "uuid": value.uuidString.lowercased()])
+        try Output.emit(uuid ? value.uuidString.lowercased() : hex, json: json, ["id": .string(hex), "uuid": .string(value.uuidString.lowercased())])
     }
 }
 
@@ -64,11 +64,13 @@ struct PublicKey: AsyncParsableCommand {
         let key = try await options.identifier().publicKey()
         let text: String
         switch format {
-        case .pem: text = try key.pem().trimmingCharacters(in: .newlines)
+        case .pem: text = String(try key.pem().dropLast())   // print adds the final newline
         case .derHex: text = key.pkcs1DER.hexEncoded
         case .jwk: text = try key.jwkJSON()
         }
-        try Output.emit(text, json: options.json, ["format": format.rawValue, "publicKey": text, "jwkThumbprint": try key.jwkThumbprint()])
+        try Output.emit(text, json: options.json, [
+            "format": .string(format.rawValue), "publicKey": .string(text), "jwkThumbprint": .string(try key.jwkThumbprint()),
+        ])
     }
 }
 
@@ -84,10 +86,10 @@ struct Sign: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let input = FileHandle.standardInput.readDataToEndOfFile()
+        let input = Output.standardInput()
         let signature = try await options.identifier().sign(input, algorithm: SignatureAlgorithm(rawValue: algorithm.uppercased())!)
         let text = signature.base64URLEncoded
-        try Output.emit(text, json: options.json, ["algorithm": algorithm.uppercased(), "signature": text])
+        try Output.emit(text, json: options.json, ["algorithm": .string(algorithm.uppercased()), "signature": .string(text)])
     }
 }
 
@@ -99,14 +101,15 @@ struct Info: AsyncParsableCommand {
         let identifier = try options.identifier()
         let identity = try await identifier.identity()
         let configuration = identifier.configuration
-        var fields: [String: any Sendable] = [
-            "id": identity.id, "accessGroup": configuration.accessGroup, "account": configuration.keychainAccount,
-            "encrypted": configuration.useEncryption, "source": identity.source.rawValue, "origin": identity.origin.rawValue,
-            "created": ISO8601DateFormatter().string(from: identity.created),
+        var fields: [String: Output.Value] = [
+            "id": .string(identity.id), "accessGroup": .string(configuration.accessGroup),
+            "account": .string(configuration.keychainAccount), "encrypted": .bool(configuration.useEncryption),
+            "source": .string(identity.source.rawValue), "origin": .string(identity.origin.rawValue),
+            "created": .string(identity.created.formatted(.iso8601)),
         ]
         if let key = identity.publicKey {
-            fields["keySize"] = key.keySize
-            fields["jwkThumbprint"] = try key.jwkThumbprint()
+            fields["keySize"] = .int(key.keySize)
+            fields["jwkThumbprint"] = .string(try key.jwkThumbprint())
         }
         try Output.emit("", json: true, fields)
     }

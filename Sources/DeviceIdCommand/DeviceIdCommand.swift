@@ -1,6 +1,6 @@
 import ArgumentParser
 import DeviceId
-import Foundation
+import Glibc
 import Logging
 
 /// `deviceid`: this device's identity for desktop session scripts.
@@ -36,8 +36,8 @@ struct DeviceIdCommand: AsyncParsableCommand {
             let code = Output.exitCode(for: error) ?? exitCode(for: error).rawValue
             if code == 0 { exit(withError: error) }   // --help, --version
             let message = Output.isOurs(error) ? String(describing: error) : self.message(for: error)
-            FileHandle.standardError.write(Data("deviceid: error: \(message)\n".utf8))
-            Foundation.exit(code)
+            Output.error("deviceid: error: \(message)")
+            Glibc.exit(code)
         }
     }
 }

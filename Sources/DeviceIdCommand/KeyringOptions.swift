@@ -1,6 +1,6 @@
 import ArgumentParser
 import DeviceId
-import Foundation
+import FoundationEssentials
 import Keyring
 import SecureStorage
 

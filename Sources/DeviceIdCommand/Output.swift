@@ -1,19 +1,56 @@
 import DeviceId
-import Foundation
+import FoundationEssentials
+import Glibc
 import Keyring
 import Logging
 import SecureStorage
 
 /// Prints results, and turns failures into one line on standard error and a sysexits code.
 enum Output {
+    /// A value in a JSON result.
+    enum Value: Encodable, ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+        case string(String), int(Int), bool(Bool)
+
+        init(stringLiteral value: String) { self = .string(value) }
+        init(booleanLiteral value: Bool) { self = .bool(value) }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .int(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
+            }
+        }
+    }
+
     /// Prints `text` alone, or `fields` as one JSON object when `json` is set.
-    static func emit(_ text: String, json: Bool, _ fields: [String: any Sendable]) throws {
+    static func emit(_ text: String, json: Bool, _ fields: [String: Value]) throws {
         if json {
-            let data = try JSONSerialization.data(withJSONObject: fields.mapValues { $0 as Any }, options: [.sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(fields), as: UTF8.self))
         } else {
             print(text)
         }
+    }
+
+    /// Writes one line to standard error.
+    static func error(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// Everything on standard input.
+    static func standardInput() -> Data {
+        var input = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(0, &buffer, buffer.count)
+            if count <= 0 { break }
+            input.append(contentsOf: buffer[0..<count])
+        }
+        return input
     }
 
     /// Whether `error` comes from this project's libraries (its description is the message).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which D-Bus bus to find the Secret Service on.
 public enum BusAddress: Sendable, Hashable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A per-user lock file that serializes "read, and create only if absent" across threads and processes.
@@ -61,7 +62,7 @@ final class CreationLock: Sendable {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw lockError("cannot create \(directory): \(error.localizedDescription)")
+            throw lockError("cannot create \(directory): \(error)")
         }
         return directory
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An item found in the keyring: where it is and what describes it, without its secret.
 public struct KeyringItem: Sendable, Hashable, Identifiable {

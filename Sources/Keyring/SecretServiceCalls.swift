@@ -1,5 +1,5 @@
 import CLibSecret
-import Foundation
+import FoundationEssentials
 
 /// One blocking libsecret call each, on an open service. Run them on a worker thread only.
 extension OpenService {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 import Keyring
 
 /// AES-256-GCM from OpenSSL's EVP interface: 256-bit key, 96-bit nonce, 128-bit tag.

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 import Keyring
 
 /// AES-256-GCM with a random 96-bit nonce per encryption and a 128-bit tag, in a versioned envelope whose

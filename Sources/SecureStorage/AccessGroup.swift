@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Access groups: the keyring `service` attribute that programs share items through.
 public enum AccessGroup {

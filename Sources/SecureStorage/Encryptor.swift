@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns stored bytes into ciphertext and back: Ping's `Encryptor` protocol, plus item-bound variants.
 ///

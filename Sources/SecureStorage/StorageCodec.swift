@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one path values take to and from stored bytes: JSON, then the encryptor, bound to the item.
 struct StorageCodec<T: Codable & Sendable>: Sendable {

@@ -1,4 +1,5 @@
 import DeviceId
+import DeviceIdUserDefaults
 import Foundation
 import Keyring
 import KeyringTestSupport

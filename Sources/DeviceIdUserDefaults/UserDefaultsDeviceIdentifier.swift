@@ -1,3 +1,4 @@
+import DeviceId
 import Foundation
 import Keyring
 
