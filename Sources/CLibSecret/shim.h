@@ -8,15 +8,16 @@
 
 /*
  * Only what Swift cannot import lives here: g_initable_new() is variadic.
- * Opens a proxy of `type` (a SecretService subclass that keeps the given connection)
- * with a transfer session, so every bus address gets its own service.
+ * Opens a proxy of `type` (a SecretService subclass that keeps the given connection),
+ * with libsecret's encrypted transfer session when `flags` ask for one.
  */
 static inline SecretService *
-deviceid_secret_service_new (GType type, GDBusConnection *connection, GCancellable *cancellable, GError **error)
+deviceid_secret_service_new (GType type, GDBusConnection *connection, SecretServiceFlags flags,
+                             GCancellable *cancellable, GError **error)
 {
     return (SecretService *) g_initable_new (type, cancellable, error,
                                              "g-connection", connection,
-                                             "flags", SECRET_SERVICE_OPEN_SESSION,
+                                             "flags", flags,
                                              NULL);
 }
 

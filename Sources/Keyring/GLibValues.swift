@@ -39,6 +39,28 @@ enum GLibValues {
         return result
     }
 
+    /// The object-path children (type `o`) of a tuple variant, in order.
+    static func objectPaths(inTuple tuple: OpaquePointer) -> [String] {
+        (0..<Int(g_variant_n_children(tuple))).compactMap { index in
+            let child = g_variant_get_child_value(tuple, gsize(index))
+            defer { g_variant_unref(child) }
+            guard g_variant_is_of_type(child, g_variant_type_checked_("o")) != 0 else { return nil }
+            return String(cString: g_variant_get_string(child, nil))
+        }
+    }
+
+    /// A byte-array (`ay`) variant holding a copy of `bytes`.
+    static func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
+        let byte = g_variant_type_new("y")
+        defer { g_variant_type_free(byte) }
+        return g_variant_new_fixed_array(byte, bytes.baseAddress, gsize(bytes.count), 1)
+    }
+
+    /// A `{sv}` dictionary entry.
+    static func propertyEntry(_ name: String, _ value: OpaquePointer?) -> OpaquePointer? {
+        g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_variant(value))
+    }
+
     /// The object paths in the `ao` child at `index` of a tuple variant.
     static func objectPaths(in tuple: OpaquePointer, at index: Int) -> [String] {
         let array = g_variant_get_child_value(tuple, gsize(index))

@@ -8,7 +8,8 @@ extension KeyringClient {
         let stored = attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
         let path = try create(in: collection, service, call) {
             try service.createItem(
-                in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType, call)
+                in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
+                allowPrompt: unlockPolicy == .interactive, call)
         }
         let siblings = try service.searchPaths(attributes, call).unlocked
         let collectionPrefix = path[..<(path.lastIndex(of: "/") ?? path.endIndex)] + "/"

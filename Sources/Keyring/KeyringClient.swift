@@ -19,6 +19,8 @@ public struct KeyringClient: Sendable {
     public let unlockPolicy: UnlockPolicy
     /// The bound on each call, prompts included.
     public let timeout: Duration
+    /// How secret bytes travel to and from the daemon.
+    public let transport: SecretTransport
 
     let connection: ServiceConnection
 
@@ -27,13 +29,15 @@ public struct KeyringClient: Sendable {
         schema: KeyringSchema = .standard,
         bus: BusAddress = .session,
         unlockPolicy: UnlockPolicy = .interactive,
-        timeout: Duration = .seconds(25)
+        timeout: Duration = .seconds(25),
+        transport: SecretTransport = .plain
     ) {
         self.schema = schema
         self.bus = bus
         self.unlockPolicy = unlockPolicy
         self.timeout = timeout
-        connection = .shared(bus)
+        self.transport = transport
+        connection = .shared(bus, transport: transport)
     }
 
     /// Runs `body` holding the per-user creation lock for `attributes` — the lock

@@ -31,23 +31,55 @@ extension OpenService {
         return items.sorted(by: KeyringItem.oldestFirst)
     }
 
-    /// The secret of the item at `path`, decrypted with our transfer session. One D-Bus round trip.
+    /// The secret of the item at `path`, through our transfer session. One D-Bus round trip.
     func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret {
-        let session = g_variant_new_object_path(secret_service_get_session_dbus_path(proxy))
-        var arguments: [OpaquePointer?] = [session]
+        var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
         let reply = try callMethod(
             "GetSecret", on: path, interface: "org.freedesktop.Secret.Item",
             g_variant_new_tuple(&arguments, 1), returning: "((oayays))", call)
         defer { g_variant_unref(reply) }
-        let encoded = g_variant_get_child_value(reply, 0)
+        let encoded = g_variant_get_child_value(reply, 0)!
         defer { g_variant_unref(encoded) }
-        guard let value = secret_service_decode_dbus_secret(proxy, encoded) else {
-            throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")
+        return try decode(encoded, of: path)
+    }
+
+    /// The bytes of a Secret Service `Secret` struct `(oayays)`.
+    private func decode(_ encoded: OpaquePointer, of path: String) throws -> KeyringSecret {
+        switch transport {
+        case .plain:
+            let value = g_variant_get_child_value(encoded, 2)
+            defer { g_variant_unref(value) }
+            var length: gsize = 0
+            let bytes = g_variant_get_fixed_array(value, &length, 1)
+            return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+        case .encrypted:
+            guard let value = secret_service_decode_dbus_secret(proxy, encoded) else {
+                throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")
+            }
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            var length = 0
+            let bytes = secret_value_get(value, &length)
+            return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: length))
         }
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        var length = 0
-        let bytes = secret_value_get(value, &length)
-        return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    /// A Secret Service `Secret` struct `(oayays)` carrying `secret` through our transfer session.
+    private func encode(_ secret: KeyringSecret, contentType: String) -> OpaquePointer {
+        switch transport {
+        case .plain:
+            var fields: [OpaquePointer?] = secret.withUnsafeBytes { bytes in
+                [g_variant_new_object_path(sessionPath), GLibValues.byteArray(UnsafeRawBufferPointer(start: nil, count: 0)),
+                 GLibValues.byteArray(bytes), g_variant_new_string(contentType)]
+            }
+            return g_variant_new_tuple(&fields, 4)
+        case .encrypted:
+            // libsecret copies the bytes into its own memory, which it wipes when freed.
+            let value = secret.withUnsafeBytes { bytes in
+                secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: gchar.self), bytes.count, contentType)!
+            }
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            return secret_service_encode_dbus_secret(proxy, value)
+        }
     }
 
     /// Asks the service to unlock `paths`, which may show a prompt; returns the paths now unlocked.
@@ -74,32 +106,42 @@ extension OpenService {
     }
 
     /// Creates an item in the collection at `collectionPath`, replacing one with identical attributes there.
+    /// When the service answers with a prompt (a locked collection, on some providers), `allowPrompt`
+    /// decides between showing it and ``KeyringError/locked(collection:)``.
     func createItem(
         in collectionPath: String, label: String, attributes: KeyringAttributes,
-        secret: KeyringSecret, contentType: String, _ call: CallContext
+        secret: KeyringSecret, contentType: String, allowPrompt: Bool, _ call: CallContext
     ) throws -> String {
-        let properties = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })!
-        defer { g_hash_table_unref(properties) }
-        g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Label"),
-                            UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
-        g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Attributes"),
-                            UnsafeMutableRawPointer(GLibValues.attributesVariant(attributes)))
-        // libsecret copies the bytes into its own memory, which it wipes when freed.
-        let value = secret.withUnsafeBytes { bytes in
-            secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: gchar.self), bytes.count, contentType)!
-        }
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        let path = try gCall {
-            secret_service_create_item_dbus_path_sync(proxy, collectionPath, properties, value, SECRET_ITEM_CREATE_REPLACE, call.cancellable, $0)
-        }
-        guard let path else { throw KeyringError.invalidItemData("the Secret Service created no item") }
-        defer { g_free(path) }
-        return String(cString: path)
+        let propertyType = g_variant_type_new("{sv}")
+        defer { g_variant_type_free(propertyType) }
+        let attributesValue = GLibValues.attributesVariant(attributes)
+        defer { g_variant_unref(attributesValue) }
+        var properties: [OpaquePointer?] = [
+            GLibValues.propertyEntry("org.freedesktop.Secret.Item.Label", g_variant_new_string(label)),
+            GLibValues.propertyEntry("org.freedesktop.Secret.Item.Attributes", attributesValue),
+        ]
+        var arguments: [OpaquePointer?] = [
+            g_variant_new_array(propertyType, &properties, gsize(properties.count)),
+            encode(secret, contentType: contentType), g_variant_new_boolean(1),
+        ]
+        let reply = try callMethod(
+            "CreateItem", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
+            g_variant_new_tuple(&arguments, 3), returning: "(oo)", call)
+        defer { g_variant_unref(reply) }
+        let paths = GLibValues.objectPaths(inTuple: reply)
+        if paths[0] != "/" { return paths[0] }
+        guard allowPrompt else { throw KeyringError.locked(collection: KeyringClient.collectionName(of: collectionPath)) }
+        let objectPath = g_variant_type_new("o")
+        defer { g_variant_type_free(objectPath) }
+        let completed = try gCall { secret_service_prompt_at_dbus_path_sync(proxy, paths[1], call.cancellable, objectPath, $0) }
+        guard let completed else { throw KeyringError.promptDismissed }
+        defer { g_variant_unref(completed) }
+        return String(cString: g_variant_get_string(completed, nil))
     }
 
     /// Calls a Secret Service method directly on our connection (no main loop), bounded only by the call's
     /// cancellable, and checks the reply's type.
-    private func callMethod(
+    func callMethod(
         _ method: String, on path: String, interface: String,
         _ parameters: OpaquePointer?, returning replyType: String, _ call: CallContext
     ) throws -> OpaquePointer {

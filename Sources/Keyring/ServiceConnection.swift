@@ -10,15 +10,33 @@ final class OpenService: @unchecked Sendable {
     /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
     /// new sessions, renumbered items) fails them instead of answering for the old one.
     let owner: String
+    /// How secrets travel.
+    let transport: SecretTransport
+    /// The transfer session's object path.
+    private(set) var sessionPath = ""
     /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
     private let resolved = Mutex<[KeyringAttributes: String]>([:])
 
-    fileprivate init(proxy: UnsafeMutablePointer<SecretService>, connection: OpaquePointer) {
+    /// Opens the transfer session: plain by a direct `OpenSession` call, encrypted by libsecret's negotiation
+    /// (which already happened when the proxy was made).
+    fileprivate init(proxy: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, transport: SecretTransport, _ call: CallContext) throws {
         self.proxy = proxy
         self.connection = connection
+        self.transport = transport
         let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
         defer { g_free(owner) }
         self.owner = owner.map { String(cString: $0) } ?? "org.freedesktop.secrets"
+        switch transport {
+        case .encrypted:
+            sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
+        case .plain:
+            var arguments: [OpaquePointer?] = [g_variant_new_string("plain"), g_variant_new_variant(g_variant_new_string(""))]
+            let reply = try callMethod(
+                "OpenSession", on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+                g_variant_new_tuple(&arguments, 2), returning: "(vo)", call)
+            defer { g_variant_unref(reply) }
+            sessionPath = GLibValues.objectPaths(inTuple: reply)[0]
+        }
     }
 
     /// The item path last resolved for `attributes`.
@@ -40,22 +58,32 @@ final class OpenService: @unchecked Sendable {
 /// The process-wide Secret Service for one bus address, opened on first use and reopened after
 /// the provider goes away (a restarted daemon forgets our session).
 final class ServiceConnection: Sendable {
-    private static let all = Mutex<[BusAddress: ServiceConnection]>([:])
+    private struct Key: Hashable {
+        let bus: BusAddress
+        let transport: SecretTransport
+    }
 
-    /// The shared connection for `bus`.
-    static func shared(_ bus: BusAddress) -> ServiceConnection {
+    private static let all = Mutex<[Key: ServiceConnection]>([:])
+
+    /// The shared connection for `bus` with secrets sent over `transport`.
+    static func shared(_ bus: BusAddress, transport: SecretTransport) -> ServiceConnection {
         all.withLock { connections in
-            if let existing = connections[bus] { return existing }
-            let connection = ServiceConnection(bus: bus)
-            connections[bus] = connection
+            let key = Key(bus: bus, transport: transport)
+            if let existing = connections[key] { return existing }
+            let connection = ServiceConnection(bus: bus, transport: transport)
+            connections[key] = connection
             return connection
         }
     }
 
     private let bus: BusAddress
+    private let transport: SecretTransport
     private let current = Mutex<OpenService?>(nil)
 
-    private init(bus: BusAddress) { self.bus = bus }
+    private init(bus: BusAddress, transport: SecretTransport) {
+        self.bus = bus
+        self.transport = transport
+    }
 
     /// Runs `body` with the open service; when the provider has gone away since it was opened,
     /// reopens once and runs `body` again. Blocking: call on a worker thread.
@@ -83,13 +111,15 @@ final class ServiceConnection: Sendable {
         }
         let proxy: UnsafeMutablePointer<SecretService>
         do {
-            proxy = try gCall { deviceid_secret_service_new(ServiceOnConnection.type, connection, call.cancellable, $0) }!
+            let flags = transport == .encrypted ? SECRET_SERVICE_OPEN_SESSION : SECRET_SERVICE_NONE
+            proxy = try gCall { deviceid_secret_service_new(ServiceOnConnection.type, connection, flags, call.cancellable, $0) }!
         } catch {
             g_dbus_connection_close(connection, nil, nil, nil)
             g_object_unref(UnsafeMutableRawPointer(connection))
             throw error
         }
-        let opened = OpenService(proxy: proxy, connection: connection)
+        // From here the OpenService owns proxy and connection, and releases them if opening the session fails.
+        let opened = try OpenService(proxy: proxy, connection: connection, transport: transport, call)
         // Two threads may open at once: the first one stored wins, the other is released.
         return current.withLock { stored in
             if let stored { return stored }

@@ -94,9 +94,10 @@ public final class PrivateKeyring: Sendable {
 
     /// A client of this keyring.
     public func client(
-        schema: KeyringSchema = .standard, unlockPolicy: UnlockPolicy = .nonInteractive, timeout: Duration = .seconds(10)
+        schema: KeyringSchema = .standard, unlockPolicy: UnlockPolicy = .nonInteractive, timeout: Duration = .seconds(10),
+        transport: SecretTransport = .plain
     ) -> KeyringClient {
-        KeyringClient(schema: schema, bus: .address(address), unlockPolicy: unlockPolicy, timeout: timeout)
+        KeyringClient(schema: schema, bus: .address(address), unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
     }
 
     /// Starts gnome-keyring-daemon on this bus and waits until it owns `org.freedesktop.secrets`.

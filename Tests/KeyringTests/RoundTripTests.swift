@@ -5,10 +5,11 @@ import Testing
 
 @Suite("Store, read, replace, delete and search on a real gnome-keyring-daemon")
 struct RoundTripTests {
-    @Test("All 256 byte values and 1 MiB of random bytes round-trip unchanged")
-    func binarySecrets() async throws {
+    @Test("All 256 byte values and 1 MiB of random bytes round-trip unchanged, over either transport",
+          arguments: [SecretTransport.plain, .encrypted])
+    func binarySecrets(transport: SecretTransport) async throws {
         try await PrivateKeyring.with { keyring in
-            let client = keyring.client()
+            let client = keyring.client(transport: transport)
             let everyByte = KeyringSecret(0...255 as ClosedRange<UInt8>)
             var generator = SystemRandomNumberGenerator()
             let large = KeyringSecret((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
@@ -18,6 +19,9 @@ struct RoundTripTests {
                 let read = try #require(try await client.secret(matching: attributes))
                 #expect(read.count == secret.count)
                 #expect(read == secret)
+                // The other transport reads the same bytes.
+                let other = keyring.client(transport: transport == .plain ? .encrypted : .plain)
+                #expect(try await other.secret(matching: attributes) == secret)
             }
         }
     }
