@@ -16,6 +16,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     public nonisolated let configuration: DeviceIdentifierConfiguration
 
     private let storage: any CreatingStorage<StoredDeviceIdentity>
+    private let encryptor: SecuredKeyEncryptor?
     private let legacySources: [any LegacyIdentifierSource]
     private let logger: Logger
     private var cached: (stored: StoredDeviceIdentity, identity: DeviceIdentity)?
@@ -38,18 +39,17 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         logger: Logger = Logger(label: "swift-deviceid")
     ) throws {
         let configuration = try configuration.validated()
-        let encryptor: any Encryptor
+        let encryptor: SecuredKeyEncryptor?
         do {
-            encryptor = configuration.useEncryption
-                ? try SecuredKeyEncryptor(accessGroup: configuration.accessGroup, keyring: keyring) : NoEncryptor()
+            encryptor = configuration.useEncryption ? try SecuredKeyEncryptor(accessGroup: configuration.accessGroup, keyring: keyring) : nil
         } catch {
             throw DeviceIdentifierError.encryptionInitializationFailed(String(describing: error))
         }
         let storage = KeychainStorage<StoredDeviceIdentity>(
-            account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor,
+            account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor ?? NoEncryptor(),
             label: "Device identity key (\(configuration.accessGroup))", keyring: keyring)
-        try self.init(
-            configuration: configuration, storage: storage,
+        self.init(
+            validated: configuration, storage: storage, encryptor: encryptor,
             legacySources: legacySources ?? [FRAuthLegacyIdentifierSource(accessGroup: configuration.accessGroup, keyring: keyring)],
             logger: logger)
     }
@@ -61,8 +61,16 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         legacySources: [any LegacyIdentifierSource] = [],
         logger: Logger = Logger(label: "swift-deviceid")
     ) throws {
-        self.configuration = try configuration.validated()
+        self.init(validated: try configuration.validated(), storage: storage, encryptor: nil, legacySources: legacySources, logger: logger)
+    }
+
+    private init(
+        validated configuration: DeviceIdentifierConfiguration, storage: any CreatingStorage<StoredDeviceIdentity>,
+        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], logger: Logger
+    ) {
+        self.configuration = configuration
         self.storage = storage
+        self.encryptor = encryptor
         self.legacySources = legacySources
         self.logger = logger
     }
@@ -138,7 +146,9 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     // MARK: - Loading
 
     private func loadOrCreate() async throws -> (stored: StoredDeviceIdentity, identity: DeviceIdentity) {
-        let (configuration, legacySources, logger) = (configuration, legacySources, logger)
+        let (configuration, legacySources, logger, encryptor) = (configuration, legacySources, logger, encryptor)
+        // The identity and its encryption key are separate items: read the key while the identity is read.
+        async let keyPrefetched: Void = encryptor?.prefetchKey() ?? ()
         let (stored, created) = try await storage.get(orCreate: {
             // Runs only when the keyring definitely has no identity, under the creation lock.
             for legacy in legacySources {
@@ -149,6 +159,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             }
             return try await Self.generate(keySize: configuration.keySize, logger: logger)
         })
+        await keyPrefetched
         let valid = try stored.validated()
         let identity = DeviceIdentity(
             id: valid.id, origin: valid.origin, source: created ? (valid.origin == .legacy ? .legacy : .generated) : .keyring,

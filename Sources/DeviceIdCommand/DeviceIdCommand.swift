@@ -26,7 +26,11 @@ struct DeviceIdCommand: AsyncParsableCommand {
     static func main() async {
         LoggingSystem.bootstrap(Output.logHandler)
         do {
-            var command = try parseAsRoot()
+            // `deviceid id …` is what session scripts run: parsing it alone skips building the whole command
+            // tree (about 2 ms of a 17 ms run). Help still comes from the full tree.
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            let fastPath = arguments.first == "id" && !arguments.contains("--help") && !arguments.contains("-h")
+            var command: any ParsableCommand = fastPath ? try Id.parseAsRoot(Array(arguments.dropFirst())) : try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

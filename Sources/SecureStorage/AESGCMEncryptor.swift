@@ -43,11 +43,19 @@ public struct AESGCMEncryptor: Encryptor {
 /// (``KeyringKeyProvider``).
 public struct SecuredKeyEncryptor: Encryptor {
     private let sealer: AESGCMEncryptor
+    private let keyProvider: KeyringKeyProvider
 
     /// Keeps the key in `accessGroup`; throws for an empty group name.
     public init(accessGroup: String = AccessGroup.default, keyring: KeyringClient = KeyringClient()) throws {
         guard !accessGroup.isEmpty else { throw SecureStorageError.invalidKey("the access group name is empty") }
-        sealer = AESGCMEncryptor(keyProvider: KeyringKeyProvider(accessGroup: accessGroup, keyring: keyring))
+        keyProvider = KeyringKeyProvider(accessGroup: accessGroup, keyring: keyring)
+        sealer = AESGCMEncryptor(keyProvider: keyProvider)
+    }
+
+    /// Reads the group's key into memory if it exists (never creates it), so a decryption that follows
+    /// does not wait for it. Run it alongside the read of the data; failures surface in the real call.
+    public func prefetchKey() async {
+        _ = try? await keyProvider.decryptionKey(parameters: [])
     }
 
     /// Encrypts `data` bound to no item.
