@@ -55,7 +55,7 @@ let package = Package(
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
-            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", "COpenSSL"],
+            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
