@@ -2,20 +2,47 @@ import CLibSecret
 import Dispatch
 import Synchronization
 
-/// One keyring call in flight: the `GCancellable` every blocking libsecret call receives,
-/// cancelled by the call's timeout or by cancellation of the task that awaits it.
+/// One keyring call in flight: its deadline, and the `GCancellable` every blocking call receives,
+/// cancelled by cancellation of the task that awaits it or, once armed, by the deadline.
+///
+/// Direct D-Bus calls carry the time left as their own timeout; only calls that take nothing but a
+/// cancellable (libsecret's, the lock file) arm a timer, so the common read schedules none.
 final class CallContext: @unchecked Sendable {
     // GCancellable is thread-safe; the pointer never changes.
     let cancellable: UnsafeMutablePointer<GCancellable>
     let timeout: Duration
+    private let deadline: DispatchTime
     private let expired = Atomic<Bool>(false)
+    private let timer = Mutex<DispatchWorkItem?>(nil)
+    private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
     init(timeout: Duration) {
         self.timeout = timeout
+        deadline = .now() + timeout.dispatchInterval
         cancellable = g_cancellable_new()
     }
 
-    deinit { g_object_unref(cancellable) }
+    deinit {
+        timer.withLock { $0?.cancel() }
+        g_object_unref(cancellable)
+    }
+
+    /// Makes the deadline cancel the call: for steps whose only bound is the cancellable. Idempotent.
+    func armDeadline() {
+        timer.withLock { armed in
+            guard armed == nil else { return }
+            let expiry = DispatchWorkItem { [weak self] in self?.expire() }
+            Self.timers.asyncAfter(deadline: deadline, execute: expiry)
+            armed = expiry
+        }
+    }
+
+    /// The time left, in milliseconds, for a D-Bus call's own timeout (at least 1).
+    var remainingMilliseconds: Int32 {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let left = deadline.uptimeNanoseconds > now ? (deadline.uptimeNanoseconds - now) / 1_000_000 : 0
+        return Int32(clamping: max(left, 1))
+    }
 
     /// Whether the timeout, rather than the caller, cancelled the call.
     var hasExpired: Bool { expired.load(ordering: .acquiring) }
@@ -51,7 +78,6 @@ public enum WorkerThreads {
 /// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
 enum BlockingExecutor {
     private static let workers = WorkerThreads.queue
-    private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
     /// Runs `body` on a worker thread, bounded by `timeout` and cancelled with the calling task.
     /// Errors leave as ``KeyringError``.
@@ -63,9 +89,6 @@ enum BlockingExecutor {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 workers.async {
-                    let deadline = DispatchWorkItem { call.expire() }
-                    timers.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: deadline)
-                    defer { deadline.cancel() }
                     do {
                         continuation.resume(returning: try body(call))
                     } catch let failure as GLibFailure {

@@ -24,6 +24,7 @@ final class CreationLock: Sendable {
 
     /// Takes the lock `name`, waiting for it no longer than the call allows. Blocking: use a worker thread.
     init(named name: String, _ call: CallContext) throws {
+        call.armDeadline()
         descriptor = try Self.lockedDescriptor(Self.directory() + "/" + String(Self.fnv1a(name), radix: 16) + ".lock", call)
     }
 

@@ -16,6 +16,7 @@ extension OpenService {
 
     /// Every matching item with its properties, locked ones included; never prompts.
     func items(_ attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
+        call.armDeadline()
         let table = GLibValues.stringTable(attributes)
         defer { g_hash_table_unref(table) }
         let list = try gCall { secret_service_search_sync(proxy, nil, table, SECRET_SEARCH_ALL, call.cancellable, $0) }
@@ -84,6 +85,7 @@ extension OpenService {
 
     /// Asks the service to unlock `paths`, which may show a prompt; returns the paths now unlocked.
     func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
+        call.armDeadline()
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         _ = try GLibValues.withStrv(paths) { strv in
             try gCall { secret_service_unlock_dbus_paths_sync(proxy, strv, call.cancellable, &unlocked, $0) }
@@ -93,6 +95,7 @@ extension OpenService {
 
     /// Locks the items or collections at `paths`.
     func lock(_ paths: [String], _ call: CallContext) throws {
+        call.armDeadline()
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         _ = try GLibValues.withStrv(paths) { strv in
             try gCall { secret_service_lock_dbus_paths_sync(proxy, strv, call.cancellable, &locked, $0) }
@@ -102,6 +105,7 @@ extension OpenService {
 
     /// Deletes the item at `path`.
     func delete(path: String, _ call: CallContext) throws {
+        call.armDeadline()
         _ = try gCall { secret_service_delete_item_dbus_path_sync(proxy, path, call.cancellable, $0) }
     }
 
@@ -131,6 +135,7 @@ extension OpenService {
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != "/" { return paths[0] }
         guard allowPrompt else { throw KeyringError.locked(collection: KeyringClient.collectionName(of: collectionPath)) }
+        call.armDeadline()
         let objectPath = g_variant_type_new("o")
         defer { g_variant_type_free(objectPath) }
         let completed = try gCall { secret_service_prompt_at_dbus_path_sync(proxy, paths[1], call.cancellable, objectPath, $0) }
@@ -139,8 +144,8 @@ extension OpenService {
         return String(cString: g_variant_get_string(completed, nil))
     }
 
-    /// Calls a Secret Service method directly on our connection (no main loop), bounded only by the call's
-    /// cancellable, and checks the reply's type.
+    /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
+    /// has left and its cancellable, and checks the reply's type.
     func callMethod(
         _ method: String, on path: String, interface: String,
         _ parameters: OpaquePointer?, returning replyType: String, _ call: CallContext
@@ -148,7 +153,7 @@ extension OpenService {
         let reply = try gCall {
             g_dbus_connection_call_sync(
                 connection, owner, path, interface, method, parameters, nil,
-                G_DBUS_CALL_FLAGS_NO_AUTO_START, G_MAXINT, call.cancellable, $0)
+                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable, $0)
         }
         guard let reply, String(cString: g_variant_get_type_string(reply)) == replyType else {
             reply.map { g_variant_unref($0) }
@@ -159,6 +164,7 @@ extension OpenService {
 
     /// The collection path an alias points to, or `nil` when the alias is not set.
     func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
+        call.armDeadline()
         guard let path = try gCall({ secret_service_read_alias_dbus_path_sync(proxy, alias, call.cancellable, $0) }) else {
             return nil
         }

@@ -99,6 +99,7 @@ final class ServiceConnection: Sendable {
 
     private func open(_ call: CallContext) throws -> OpenService {
         if let service = current.withLock({ $0 }) { return service }
+        call.armDeadline()
         let address = try bus.resolve()
         let flags = GDBusConnectionFlags(
             G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
