@@ -19,6 +19,7 @@ extension OpenService {
         call.armDeadline()
         let table = GLibValues.stringTable(attributes)
         defer { g_hash_table_unref(table) }
+        let proxy = try proxy(call)
         let list = try gCall { secret_service_search_sync(proxy, nil, table, SECRET_SEARCH_ALL, call.cancellable, $0) }
         defer { g_list_free_full(list, g_object_unref) }
         var items: [KeyringItem] = []
@@ -41,11 +42,11 @@ extension OpenService {
         defer { g_variant_unref(reply) }
         let encoded = g_variant_get_child_value(reply, 0)!
         defer { g_variant_unref(encoded) }
-        return try decode(encoded, of: path)
+        return try decode(encoded, of: path, call)
     }
 
     /// The bytes of a Secret Service `Secret` struct `(oayays)`.
-    private func decode(_ encoded: OpaquePointer, of path: String) throws -> KeyringSecret {
+    private func decode(_ encoded: OpaquePointer, of path: String, _ call: CallContext) throws -> KeyringSecret {
         switch transport {
         case .plain:
             let value = g_variant_get_child_value(encoded, 2)
@@ -54,7 +55,7 @@ extension OpenService {
             let bytes = g_variant_get_fixed_array(value, &length, 1)
             return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: Int(length)))
         case .encrypted:
-            guard let value = secret_service_decode_dbus_secret(proxy, encoded) else {
+            guard let value = secret_service_decode_dbus_secret(try proxy(call), encoded) else {
                 throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")
             }
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
@@ -65,7 +66,7 @@ extension OpenService {
     }
 
     /// A Secret Service `Secret` struct `(oayays)` carrying `secret` through our transfer session.
-    private func encode(_ secret: KeyringSecret, contentType: String) -> OpaquePointer {
+    private func encode(_ secret: KeyringSecret, contentType: String, _ call: CallContext) throws -> OpaquePointer {
         switch transport {
         case .plain:
             var fields: [OpaquePointer?] = secret.withUnsafeBytes { bytes in
@@ -79,13 +80,14 @@ extension OpenService {
                 secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: gchar.self), bytes.count, contentType)!
             }
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-            return secret_service_encode_dbus_secret(proxy, value)
+            return secret_service_encode_dbus_secret(try proxy(call), value)
         }
     }
 
     /// Asks the service to unlock `paths`, which may show a prompt; returns the paths now unlocked.
     func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
         call.armDeadline()
+        let proxy = try proxy(call)
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         _ = try GLibValues.withStrv(paths) { strv in
             try gCall { secret_service_unlock_dbus_paths_sync(proxy, strv, call.cancellable, &unlocked, $0) }
@@ -96,6 +98,7 @@ extension OpenService {
     /// Locks the items or collections at `paths`.
     func lock(_ paths: [String], _ call: CallContext) throws {
         call.armDeadline()
+        let proxy = try proxy(call)
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         _ = try GLibValues.withStrv(paths) { strv in
             try gCall { secret_service_lock_dbus_paths_sync(proxy, strv, call.cancellable, &locked, $0) }
@@ -106,6 +109,7 @@ extension OpenService {
     /// Deletes the item at `path`.
     func delete(path: String, _ call: CallContext) throws {
         call.armDeadline()
+        let proxy = try proxy(call)
         _ = try gCall { secret_service_delete_item_dbus_path_sync(proxy, path, call.cancellable, $0) }
     }
 
@@ -126,7 +130,7 @@ extension OpenService {
         ]
         var arguments: [OpaquePointer?] = [
             g_variant_new_array(propertyType, &properties, gsize(properties.count)),
-            encode(secret, contentType: contentType), g_variant_new_boolean(1),
+            try encode(secret, contentType: contentType, call), g_variant_new_boolean(1),
         ]
         let reply = try callMethod(
             "CreateItem", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
@@ -138,6 +142,7 @@ extension OpenService {
         call.armDeadline()
         let objectPath = g_variant_type_new("o")
         defer { g_variant_type_free(objectPath) }
+        let proxy = try proxy(call)
         let completed = try gCall { secret_service_prompt_at_dbus_path_sync(proxy, paths[1], call.cancellable, objectPath, $0) }
         guard let completed else { throw KeyringError.promptDismissed }
         defer { g_variant_unref(completed) }
@@ -165,6 +170,7 @@ extension OpenService {
     /// The collection path an alias points to, or `nil` when the alias is not set.
     func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
         call.armDeadline()
+        let proxy = try proxy(call)
         guard let path = try gCall({ secret_service_read_alias_dbus_path_sync(proxy, alias, call.cancellable, $0) }) else {
             return nil
         }

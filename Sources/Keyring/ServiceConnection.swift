@@ -1,11 +1,11 @@
 import CLibSecret
 import Synchronization
 
-/// An open Secret Service: our own D-Bus connection, a `SecretService` proxy with a transfer session,
-/// and what this daemon instance has told us.
+/// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
+/// told us. libsecret's `SecretService` proxy is made only when a step needs libsecret (prompts, item
+/// properties, deletion), so the common read costs no name lookup and no proxy setup.
 final class OpenService: @unchecked Sendable {
-    // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change.
-    let proxy: UnsafeMutablePointer<SecretService>
+    // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change once set.
     let connection: OpaquePointer
     /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
     /// new sessions, renumbered items) fails them instead of answering for the old one.
@@ -13,30 +13,70 @@ final class OpenService: @unchecked Sendable {
     /// How secrets travel.
     let transport: SecretTransport
     /// The transfer session's object path.
-    private(set) var sessionPath = ""
+    let sessionPath: String
+    private let libsecretProxy: Mutex<ProxyHandle?>
     /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
     private let resolved = Mutex<[KeyringAttributes: String]>([:])
 
-    /// Opens the transfer session: plain by a direct `OpenSession` call, encrypted by libsecret's negotiation
-    /// (which already happened when the proxy was made).
-    fileprivate init(proxy: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, transport: SecretTransport, _ call: CallContext) throws {
-        self.proxy = proxy
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    fileprivate init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
+        let message = g_dbus_message_new_method_call(
+            "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession")
+        defer { g_object_unref(UnsafeMutableRawPointer(message)) }
+        var arguments: [OpaquePointer?] = [g_variant_new_string("plain"), g_variant_new_variant(g_variant_new_string(""))]
+        g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 2))
+        let reply = try gCall {
+            g_dbus_connection_send_message_with_reply_sync(
+                connection, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, call.remainingMilliseconds, nil, call.cancellable, $0)
+        }!
+        defer { g_object_unref(UnsafeMutableRawPointer(reply)) }
+        if g_dbus_message_get_message_type(reply) == G_DBUS_MESSAGE_TYPE_ERROR {
+            _ = try gCall { g_dbus_message_to_gerror(reply, $0) }
+        }
+        guard let body = g_dbus_message_get_body(reply), String(cString: g_variant_get_type_string(body)) == "(vo)",
+              let sender = g_dbus_message_get_sender(reply) else {
+            throw KeyringError.invalidItemData("OpenSession answered with an unexpected reply")
+        }
         self.connection = connection
-        self.transport = transport
+        owner = String(cString: sender)
+        transport = .plain
+        sessionPath = GLibValues.objectPaths(inTuple: body)[0]
+        libsecretProxy = Mutex(nil)
+    }
+
+    /// An encrypted session, negotiated by libsecret when `proxy` was made.
+    fileprivate init(connection: OpaquePointer, negotiated proxy: UnsafeMutablePointer<SecretService>) {
+        self.connection = connection
         let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
         defer { g_free(owner) }
         self.owner = owner.map { String(cString: $0) } ?? "org.freedesktop.secrets"
-        switch transport {
-        case .encrypted:
-            sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
-        case .plain:
-            var arguments: [OpaquePointer?] = [g_variant_new_string("plain"), g_variant_new_variant(g_variant_new_string(""))]
-            let reply = try callMethod(
-                "OpenSession", on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
-                g_variant_new_tuple(&arguments, 2), returning: "(vo)", call)
-            defer { g_variant_unref(reply) }
-            sessionPath = GLibValues.objectPaths(inTuple: reply)[0]
+        transport = .encrypted
+        sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
+        libsecretProxy = Mutex(ProxyHandle(pointer: proxy))
+    }
+
+    deinit {
+        libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
+        g_dbus_connection_close(connection, nil, nil, nil)
+        g_object_unref(UnsafeMutableRawPointer(connection))
+    }
+
+    /// libsecret's proxy on our connection, made on first need.
+    func proxy(_ call: CallContext) throws -> UnsafeMutablePointer<SecretService> {
+        try libsecretProxy.withLock { proxy in
+            if let proxy { return proxy.pointer }
+            call.armDeadline()
+            let made = try gCall {
+                deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_NONE, call.cancellable, $0)
+            }!
+            proxy = ProxyHandle(pointer: made)
+            return made
         }
+    }
+
+    /// libsecret's proxy, shared by the threads that use this service (GDBusProxy calls are thread-safe).
+    private struct ProxyHandle: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<SecretService>
     }
 
     /// The item path last resolved for `attributes`.
@@ -47,12 +87,6 @@ final class OpenService: @unchecked Sendable {
 
     /// Forgets every resolution that led to `path`.
     func forgetResolutions(of path: String) { resolved.withLock { $0 = $0.filter { $0.value != path } } }
-
-    deinit {
-        g_object_unref(proxy)
-        g_dbus_connection_close(connection, nil, nil, nil)
-        g_object_unref(UnsafeMutableRawPointer(connection))
-    }
 }
 
 /// The process-wide Secret Service for one bus address, opened on first use and reopened after
@@ -110,17 +144,22 @@ final class ServiceConnection: Sendable {
             failure.connectingTo = address
             throw failure
         }
-        let proxy: UnsafeMutablePointer<SecretService>
+        let opened: OpenService
         do {
-            let flags = transport == .encrypted ? SECRET_SERVICE_OPEN_SESSION : SECRET_SERVICE_NONE
-            proxy = try gCall { deviceid_secret_service_new(ServiceOnConnection.type, connection, flags, call.cancellable, $0) }!
+            switch transport {
+            case .plain:
+                opened = try OpenService(connection: connection, plainSessionWithin: call)
+            case .encrypted:
+                let proxy = try gCall {
+                    deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_OPEN_SESSION, call.cancellable, $0)
+                }!
+                opened = OpenService(connection: connection, negotiated: proxy)
+            }
         } catch {
             g_dbus_connection_close(connection, nil, nil, nil)
             g_object_unref(UnsafeMutableRawPointer(connection))
             throw error
         }
-        // From here the OpenService owns proxy and connection, and releases them if opening the session fails.
-        let opened = try OpenService(proxy: proxy, connection: connection, transport: transport, call)
         // Two threads may open at once: the first one stored wins, the other is released.
         return current.withLock { stored in
             if let stored { return stored }
