@@ -55,12 +55,16 @@ let package = Package(
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
-            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", "KeyringTestSupport"],
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
         // Starts private D-Bus buses and gnome-keyring daemons for tests.
-        .target(name: "KeyringTestSupport", dependencies: ["Keyring"], path: "Tests/KeyringTestSupport"),
+        .target(
+            name: "KeyringTestSupport",
+            dependencies: ["Keyring", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/KeyringTestSupport"
+        ),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
         .testTarget(
             name: "SecureStorageTests",

@@ -1,8 +1,7 @@
 import DeviceId
 import Foundation
 import Keyring
-import Logging
-import Synchronization
+import KeyringTestSupport
 
 /// The cached id, and the first-run identity against OpenSSL key generation plus one keyring store.
 func benchmarkIdentity(_ report: inout Report, iterations: Int) async throws {
@@ -17,7 +16,7 @@ func benchmarkIdentity(_ report: inout Report, iterations: Int) async throws {
     // compared with the OpenSSL generation inside it (reported by the identifier's log) plus one store.
     for (keySize, samples) in [(2048, max(iterations / 25, 15)), (4096, max(iterations / 100, 5))] {
         var firstRun: [Double] = [], floor: [Double] = []
-        let generation = GenerationTimes()
+        let generation = LogCapture()
         for index in 0..<samples {
             let group = "bench.identity.\(keySize).\(index).\(UUID().uuidString.prefix(8))"
             let identifier = try DefaultDeviceIdentifier(
@@ -27,35 +26,15 @@ func benchmarkIdentity(_ report: inout Report, iterations: Int) async throws {
             let store = try await elapsedMicroseconds {
                 try await keyring.store(record, label: "bench", attributes: ["service": group, "account": "floor"])
             }
-            floor.append(generation.last + store)
+            let seconds = generation.all.last { $0.message.contains("generated a new device identity") }?.metadata["elapsed"]
+                .flatMap { Double($0.split(separator: " ")[0]) } ?? .nan
+            floor.append(seconds * 1e6 + store)
             try await keyring.deleteAll(matching: ["service": group])
         }
         let ratios = zip(firstRun, floor).map { $0 / $1 }.sorted()
         report.add(Row(name: "first-run identity, RSA-\(keySize) (median of \(samples); ratio: median of per-run ratios \(String(format: "%.2f", ratios[ratios.count / 2]))×)",
                        ours: Samples(sorted: firstRun).median, peerName: "its OpenSSL key generation + one store", peer: Samples(sorted: floor).median,
                        unit: "µs", target: .atMost(1.1)))
-    }
-}
-
-/// The key-generation time the identifier logs ("generated a new device identity", metadata `elapsed`).
-private final class GenerationTimes: Sendable {
-    private let latest = Mutex<Double>(0)
-    var last: Double { latest.withLock { $0 } }
-
-    var logger: Logger { Logger(label: "bench") { _ in Handler(times: self) } }
-
-    private struct Handler: LogHandler {
-        let times: GenerationTimes
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            guard let elapsed = event.metadata?["elapsed"], let seconds = Double("\(elapsed)".split(separator: " ")[0]) else { return }
-            times.latest.withLock { $0 = seconds * 1e6 }
-        }
     }
 }
 

@@ -3,7 +3,6 @@ import Foundation
 import Keyring
 import KeyringTestSupport
 import Logging
-import Synchronization
 
 /// The reference data copied from shared/reference (see its README for sources).
 struct IdentifierVectors: Decodable {
@@ -42,28 +41,10 @@ func hexData(_ hex: String) -> Data { Data(hexString: hex)! }
 
 /// Counts the log messages that announce a key generation.
 final class GenerationCounter: Sendable {
-    private let count = Atomic<Int>(0)
-    var value: Int { count.load(ordering: .relaxed) }
-
-    /// A logger that reports to this counter.
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(counter: self) }
-    }
-
-    private struct Handler: LogHandler {
-        let counter: GenerationCounter
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            if event.message.description.contains("generated a new device identity") { counter.count.add(1, ordering: .relaxed) }
-        }
-    }
+    private let capture = LogCapture()
+    var value: Int { capture.count(containing: "generated a new device identity") }
+    var logger: Logger { capture.logger }
 }
-
 
 /// The `deviceid` executable built beside the test bundle.
 let deviceidExecutable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
