@@ -20,7 +20,9 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let legacySources: [any LegacyIdentifierSource]
     private let logger: Logger
     private var cached: (stored: StoredDeviceIdentity, identity: DeviceIdentity)?
-    private var inFlight: Task<(stored: StoredDeviceIdentity, identity: DeviceIdentity), any Error>?
+    // Loads and deletions take turns, so a deletion never races a load into caching what it deleted,
+    // and concurrent callers wait for the one load (or generation) under way.
+    private let serial = AsyncLock()
 
     /// An identifier kept in the keyring as `configuration` says.
     ///
@@ -82,19 +84,22 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// The identity with its origin, source and public key. Concurrent callers share one load or generation.
     public func identity() async throws -> DeviceIdentity {
-        if let cached { return cached.identity }
-        if let inFlight { return try await inFlight.value.identity }
-        let task = Task { try await self.loadOrCreate() }
-        inFlight = task
-        defer { inFlight = nil }
+        try await loaded().identity
+    }
+
+    /// The cached record and identity, loading (or generating) them once.
+    private func loaded() async throws -> (stored: StoredDeviceIdentity, identity: DeviceIdentity) {
+        if let cached { return cached }
         do {
-            let loaded = try await task.value
-            cached = loaded
-            // Later callers read the keyring copy, whatever this call did.
-            cached?.identity = DeviceIdentity(
-                id: loaded.identity.id, origin: loaded.identity.origin, source: .keyring,
-                publicKey: loaded.identity.publicKey, created: loaded.identity.created)
-            return loaded.identity
+            return try await serial.withLock {
+                if let cached { return cached }
+                let loaded = try await loadOrCreate()
+                // Later callers read the keyring copy, whatever this call did.
+                cached = (loaded.stored, DeviceIdentity(
+                    id: loaded.identity.id, origin: loaded.identity.origin, source: .keyring,
+                    publicKey: loaded.identity.publicKey, created: loaded.identity.created))
+                return loaded
+            }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -114,11 +119,12 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// Deletes the identity and every legacy identifier. The next use creates a new one.
     public func delete() async throws {
-        if let inFlight { _ = try? await inFlight.value }
-        cached = nil
         do {
-            try await storage.delete()
-            for source in legacySources { try await source.remove() }
+            try await serial.withLock {
+                cached = nil
+                try await storage.delete()
+                for source in legacySources { try await source.remove() }
+            }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -132,8 +138,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// Signs `data` with the device's private key, so a server holding ``publicKey()`` can check the device holds it.
     public func sign(_ data: Data, algorithm: SignatureAlgorithm = .rs256) async throws -> Data {
-        _ = try await identity()
-        guard var privateKey = cached?.stored.privateKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+        guard var privateKey = try await loaded().stored.privateKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         defer { privateKey.resetBytes(in: 0..<privateKey.count) }
         let der = privateKey
         do {

@@ -1,42 +1,103 @@
+import Dispatch
 import Synchronization
 
 /// A first-come, first-served lock for async code: holders may suspend while holding it, and waiters
-/// suspend instead of blocking a thread.
+/// suspend instead of blocking a thread. A waiter gives up when its task is cancelled (`CancellationError`)
+/// or when its optional deadline passes (``TimedOut``).
 public final class AsyncLock: Sendable {
-    private let state = Mutex<(held: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// Thrown when a waiter's deadline passes before it gets the lock.
+    public struct TimedOut: Error, Sendable {}
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var held = false
+        var waiters: [Waiter] = []
+        var nextID: UInt64 = 0
+        /// Waiters that asked and have been neither granted the lock nor turned away.
+        var pending: Set<UInt64> = []
+        /// Pending waiters that gave up before they were queued, with why.
+        var abandoned: [UInt64: any Error] = [:]
+    }
+
+    private let state = Mutex(State())
+    private static let timers = DispatchQueue(label: "swift-deviceid.async-lock.timeouts")
 
     /// Creates an unlocked lock.
     public init() {}
 
-    /// Runs `body` holding the lock.
-    public func withLock<Value: Sendable>(_ body: () async throws -> Value) async rethrows -> Value {
-        await acquire()
+    /// Runs `body` holding the lock, waiting for it at most `timeout` (when given). `body` runs in the
+    /// caller's isolation, so an actor can hold the lock around its own state.
+    public func withLock<Value: Sendable>(
+        timeout: Duration? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Value
+    ) async throws -> Value {
+        try await acquire(timeout: timeout)
         defer { release() }
         return try await body()
     }
 
-    private func acquire() async {
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { state in
-                if state.held {
-                    state.waiters.append(continuation)
-                    return false
+    private func acquire(timeout: Duration?) async throws {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.pending.insert(state.nextID)
+            return state.nextID
+        }
+        if let timeout {
+            Self.timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in self?.abandon(id, TimedOut()) }
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Bool, any Error> = state.withLock { state in
+                    if let reason = state.abandoned.removeValue(forKey: id) {
+                        state.pending.remove(id)
+                        return .failure(reason)
+                    }
+                    if !state.held {
+                        state.held = true
+                        state.pending.remove(id)
+                        return .success(true)
+                    }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return .success(false)
                 }
-                state.held = true
-                return true
+                switch outcome {
+                case .success(true): continuation.resume()
+                case .success(false): break
+                case .failure(let reason): continuation.resume(throwing: reason)
+                }
             }
-            if granted { continuation.resume() }
+        } onCancel: {
+            abandon(id, CancellationError())
         }
     }
 
+    /// Makes waiter `id` give up with `reason`, if it is still waiting (or not yet queued).
+    private func abandon(_ id: UInt64, _ reason: any Error) {
+        let waiting = state.withLock { state -> Waiter? in
+            guard state.pending.contains(id) else { return nil }   // granted already, or gone
+            if let index = state.waiters.firstIndex(where: { $0.id == id }) {
+                state.pending.remove(id)
+                return state.waiters.remove(at: index)
+            }
+            state.abandoned[id] = reason   // not queued yet: it gives up when it arrives
+            return nil
+        }
+        waiting?.continuation.resume(throwing: reason)
+    }
+
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> Waiter? in
             guard !state.waiters.isEmpty else {
                 state.held = false
                 return nil
             }
-            return state.waiters.removeFirst()
+            let next = state.waiters.removeFirst()
+            state.pending.remove(next.id)
+            return next
         }
-        next?.resume()
+        next?.continuation.resume()
     }
 }

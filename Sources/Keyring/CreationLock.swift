@@ -36,7 +36,7 @@ final class CreationLock: Sendable {
     deinit { release() }
 
     private static func lockedDescriptor(_ path: String, _ call: CallContext) throws -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw lockError("cannot open \(path)") }
         // Holders keep the lock for one keyring round trip (or one key generation): poll briefly.
         var pause: UInt32 = 200
@@ -64,6 +64,12 @@ final class CreationLock: Sendable {
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw lockError("cannot create \(directory): \(error)")
+        }
+        // Under a shared /tmp another user could have made it first: it must be ours, private, and no symlink.
+        var status = stat()
+        guard lstat(directory, &status) == 0, status.st_uid == getuid(), status.st_mode & S_IFMT == S_IFDIR,
+              status.st_mode & 0o077 == 0 else {
+            throw lockError("\(directory) is not a private directory owned by this user")
         }
         return directory
     }

@@ -16,8 +16,8 @@ extension KeyringClient {
         for other in siblings where other != path && other.hasPrefix(collectionPrefix) {
             try deleteIfPresent(other, service, call)
         }
-        // The next read resolves afresh, by the documented rule.
-        service.setResolvedPath(nil, for: attributes)
+        // Reads in this process return what was just written, even if an older match sits in another collection.
+        service.setResolvedPath(path, for: attributes)
     }
 
     /// The secret `attributes` address, or `nil` when the service definitely has no match.

@@ -7,9 +7,10 @@
 /// Items are addressed by attributes. Reads and searches match every item whose attributes include the
 /// ones given. When several items match a read, the **oldest** (by creation time, then object path) wins,
 /// locked ones included: if the winner is locked, the read unlocks it or throws, it never skips to another.
-/// A read remembers the item it resolved and next time asks for that item's secret directly (one D-Bus
-/// round trip); it searches again once that item is gone, after a write through this process, or when the
-/// daemon has restarted.
+/// A read remembers the item it resolved (or a store wrote) and next time asks for that item's secret
+/// directly (one D-Bus round trip); it searches again once that item is gone or the daemon has restarted.
+/// So after a store, reads in this process return what was stored, even when an older match sits in
+/// another collection.
 public struct KeyringClient: Sendable {
     /// The schema whose name is stored with each item and whose attributes calls may use.
     public let schema: KeyringSchema
@@ -51,10 +52,16 @@ public struct KeyringClient: Sendable {
     ) async throws -> Value {
         let name = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
-        return try await CreationLock.inProcess(name).withLock {
-            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
-            defer { lock.release() }
-            return try await body()
+        do {
+            return try await CreationLock.inProcess(name).withLock(timeout: timeout) {
+                let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
+                defer { lock.release() }
+                return try await body()
+            }
+        } catch is AsyncLock.TimedOut {
+            throw KeyringError.timedOut(timeout)
+        } catch is CancellationError {
+            throw KeyringError.cancelled
         }
     }
 

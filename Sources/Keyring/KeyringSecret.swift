@@ -11,12 +11,14 @@ public final class KeyringSecret: @unchecked Sendable {
     /// The number of secret bytes.
     public let count: Int
 
-    /// Copies `bytes` into a buffer that is wiped on release.
-    public init(_ bytes: some Sequence<UInt8>) {
-        let array = Array(bytes)
-        count = array.count
-        buffer = .allocate(byteCount: max(array.count, 1), alignment: 16)
-        array.withUnsafeBytes { buffer.copyMemory(from: $0) }
+    /// Copies `bytes` into a buffer that is wiped on release, with no other copy on the way.
+    public init(_ bytes: some Collection<UInt8>) {
+        count = bytes.count
+        buffer = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { buffer.copyMemory(from: UnsafeRawBufferPointer($0)) }
+        if copied == nil {
+            for (offset, byte) in bytes.enumerated() { buffer[offset] = byte }
+        }
     }
 
     /// Copies the bytes at `pointer` into a buffer that is wiped on release.

@@ -63,15 +63,20 @@ final class OpenService: @unchecked Sendable {
 
     /// libsecret's proxy on our connection, made on first need.
     func proxy(_ call: CallContext) throws -> UnsafeMutablePointer<SecretService> {
-        try libsecretProxy.withLock { proxy in
-            if let proxy { return proxy.pointer }
-            call.armDeadline()
-            let made = try gCall {
-                deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_NONE, call.cancellable, $0)
-            }!
-            proxy = ProxyHandle(pointer: made)
-            return made
+        if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
+        // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
+        call.armDeadline()
+        let made = try gCall {
+            deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_NONE, call.cancellable, $0)
+        }!
+        let ours = ProxyHandle(pointer: made)
+        let kept = libsecretProxy.withLock { proxy in
+            if let proxy { return proxy }
+            proxy = ours
+            return ours
         }
+        if kept.pointer != made { g_object_unref(made) }
+        return kept.pointer
     }
 
     /// libsecret's proxy, shared by the threads that use this service (GDBusProxy calls are thread-safe).

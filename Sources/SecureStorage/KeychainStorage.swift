@@ -50,7 +50,9 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// Encodes, seals and stores `item`, replacing the value kept before.
     public func save(item: T) async throws {
         try await serialized {
-            let stored = KeyringSecret(try await codec.encode(item))
+            var encoded = try await codec.encode(item)
+            defer { encoded.resetBytes(in: 0..<encoded.count) }
+            let stored = KeyringSecret(encoded)
             try await keyring.store(stored, label: label, attributes: codec.item.attributes,
                                     contentType: codec.encrypts ? "application/octet-stream" : "text/plain")
             if cacheable { cache.withLock { $0 = item } }

@@ -8,13 +8,16 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
     /// Whether stored bytes are ciphertext rather than JSON text.
     var encrypts: Bool { !(encryptor is NoEncryptor) }
 
+    /// The stored bytes for `value`. With an encryptor that encrypts, the JSON plaintext is wiped afterwards.
     func encode(_ value: T) async throws -> Data {
-        let json: Data
+        var json: Data
         do {
             json = try JSONEncoder().encode(value)
         } catch {
             throw SecureStorageError.corruptValue("\(T.self) does not encode as JSON: \(error)")
         }
+        guard encrypts else { return json }
+        defer { json.resetBytes(in: 0..<json.count) }
         return try await encryptor.encrypt(data: json, for: item)
     }
 

@@ -122,7 +122,7 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Several matches resolve by the documented rule: oldest, then object path, whatever the collection")
+    @Test("Several matches resolve by the documented rule (oldest, then object path); a writer reads what it wrote")
     func severalMatches() async throws {
         try await PrivateKeyring.with { keyring in
             let client = keyring.client()
@@ -132,8 +132,11 @@ struct RoundTripTests {
             let items = try await client.items(matching: attributes)
             #expect(items.count == 2)
             let winner = try #require(items.min { a, b in a.created != b.created ? a.created < b.created : a.id < b.id })
-            // Each secret is the name of its collection.
-            #expect(try await client.secret(matching: attributes)?.utf8String == winner.collection)
+            // Each secret is the name of its collection. The writer reads what it wrote last;
+            // a reader that wrote nothing (another connection, as another process) follows the rule.
+            #expect(try await client.secret(matching: attributes)?.utf8String == "login")
+            let otherReader = keyring.client(transport: .encrypted)
+            #expect(try await otherReader.secret(matching: attributes)?.utf8String == winner.collection)
         }
     }
 

@@ -1,0 +1,28 @@
+import Keyring
+import Testing
+
+@Suite("AsyncLock (in-memory, pure logic)")
+struct AsyncLockTests {
+    @Test("A waiter gives up at its deadline or when cancelled, and the lock still works afterwards")
+    func waitersGiveUp() async throws {
+        let lock = AsyncLock()
+        let entered = AsyncStream<Void>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await lock.withLock {
+                entered.continuation.yield()
+                for await _ in release.stream { break }
+            }
+        }
+        for await _ in entered.stream { break }
+
+        await #expect(throws: AsyncLock.TimedOut.self) { try await lock.withLock(timeout: .milliseconds(50)) {} }
+        let cancelled = Task { try await lock.withLock {} }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+
+        release.continuation.yield()
+        try await holder.value
+        #expect(try await lock.withLock(timeout: .seconds(5)) { 42 } == 42)
+    }
+}
