@@ -15,18 +15,26 @@ enum AES256GCM {
     static func seal(_ plaintext: some ContiguousBytes, key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         try plaintext.withUnsafeBytes { input in
             var output = [UInt8](repeating: 0, count: input.count + tagSize)
-            try withContext(encrypting: true, key: key, nonce: nonce, aad: aad) { context in
-                var length: Int32 = 0
-                try output.withUnsafeMutableBufferPointer { out in
-                    if input.count > 0 {
-                        try check(EVP_EncryptUpdate(context, out.baseAddress, &length, input.baseAddress, Int32(input.count)), "EVP_EncryptUpdate")
-                    }
-                    try check(EVP_EncryptFinal_ex(context, out.baseAddress! + Int(length), &length), "EVP_EncryptFinal_ex")
-                    try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), out.baseAddress! + input.count),
-                              "EVP_CTRL_GCM_GET_TAG")
-                }
-            }
+            try output.withUnsafeMutableBytes { try seal(input, key: key, nonce: nonce, aad: aad, into: $0) }
             return output
+        }
+    }
+
+    /// Encrypts `input` into `output` (exactly `input.count + tagSize` bytes): ciphertext, then the tag.
+    static func seal(
+        _ input: UnsafeRawBufferPointer, key: KeyringSecret, nonce: [UInt8], aad: [UInt8], into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        precondition(output.count == input.count + tagSize)
+        let out = output.bindMemory(to: UInt8.self)
+        try withContext(encrypting: true, key: key, nonce: nonce, aad: aad) { context in
+            var length: Int32 = 0
+            if input.count > 0 {
+                try check(EVP_EncryptUpdate(context, out.baseAddress, &length, input.bindMemory(to: UInt8.self).baseAddress,
+                                            Int32(input.count)), "EVP_EncryptUpdate")
+            }
+            try check(EVP_EncryptFinal_ex(context, out.baseAddress! + Int(length), &length), "EVP_EncryptFinal_ex")
+            try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), out.baseAddress! + input.count),
+                      "EVP_CTRL_GCM_GET_TAG")
         }
     }
 
@@ -35,26 +43,35 @@ enum AES256GCM {
     static func open(_ sealed: some ContiguousBytes, key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         try sealed.withUnsafeBytes { input in
             guard input.count >= tagSize else { throw SecureStorageError.authenticationFailed }
-            let ciphertextCount = input.count - tagSize
-            var output = [UInt8](repeating: 0, count: ciphertextCount)
-            let authentic = try withContext(encrypting: false, key: key, nonce: nonce, aad: aad) { context -> Bool in
-                var length: Int32 = 0
-                var tag = Array(input[ciphertextCount...])
-                return try output.withUnsafeMutableBufferPointer { out in
-                    if ciphertextCount > 0 {
-                        try check(EVP_DecryptUpdate(context, out.baseAddress, &length, input.baseAddress, Int32(ciphertextCount)), "EVP_DecryptUpdate")
-                    }
-                    try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag), "EVP_CTRL_GCM_SET_TAG")
-                    var finalLength: Int32 = 0
-                    return EVP_DecryptFinal_ex(context, out.baseAddress.map { $0 + Int(length) } ?? nil, &finalLength) == 1
-                }
-            }
-            guard authentic else {
-                ERR_clear_error()
-                OPENSSL_cleanse(&output, output.count)
-                throw SecureStorageError.authenticationFailed
-            }
+            var output = [UInt8](repeating: 0, count: input.count - tagSize)
+            try output.withUnsafeMutableBytes { try open(input, key: key, nonce: nonce, aad: aad, into: $0) }
             return output
+        }
+    }
+
+    /// Decrypts `input` (ciphertext, then the tag) into `output` (exactly `input.count - tagSize` bytes);
+    /// on an authentication failure `output` is wiped and ``SecureStorageError/authenticationFailed`` thrown.
+    static func open(
+        _ input: UnsafeRawBufferPointer, key: KeyringSecret, nonce: [UInt8], aad: [UInt8], into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        let ciphertextCount = input.count - tagSize
+        precondition(ciphertextCount >= 0 && output.count == ciphertextCount)
+        let out = output.bindMemory(to: UInt8.self)
+        let bytes = input.bindMemory(to: UInt8.self)
+        let authentic = try withContext(encrypting: false, key: key, nonce: nonce, aad: aad) { context -> Bool in
+            var length: Int32 = 0
+            var tag = Array(bytes[ciphertextCount...])
+            if ciphertextCount > 0 {
+                try check(EVP_DecryptUpdate(context, out.baseAddress, &length, bytes.baseAddress, Int32(ciphertextCount)), "EVP_DecryptUpdate")
+            }
+            try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag), "EVP_CTRL_GCM_SET_TAG")
+            var finalLength: Int32 = 0
+            return EVP_DecryptFinal_ex(context, out.baseAddress.map { $0 + Int(length) }, &finalLength) == 1
+        }
+        guard authentic else {
+            ERR_clear_error()
+            if let base = output.baseAddress { OPENSSL_cleanse(base, output.count) }
+            throw SecureStorageError.authenticationFailed
         }
     }
 

@@ -1,4 +1,3 @@
-import COpenSSL
 import FoundationEssentials
 import Keyring
 
@@ -22,18 +21,33 @@ public struct AESGCMEncryptor: Encryptor {
     /// Encrypts `data` into an envelope that only decrypts for `item`.
     public func encrypt(data: Data, for item: StorageItem) async throws -> Data {
         let (key, parameters) = try await keyProvider.encryptionKey()
-        var envelope = try Envelope(keyParameters: parameters, nonce: try SecureRandom.bytes(AES256GCM.nonceSize), sealed: [])
-        envelope.sealed = try AES256GCM.seal(data, key: key, nonce: envelope.nonce, aad: envelope.additionalData(for: item))
-        return Data(envelope.bytes)
+        let envelope = try Envelope(keyParameters: parameters, nonce: try SecureRandom.bytes(AES256GCM.nonceSize))
+        let aad = envelope.additionalData(for: item)
+        // One buffer, written in place: header, nonce, then ciphertext and tag.
+        var sealed = Data(count: envelope.payloadOffset + data.count + AES256GCM.tagSize)
+        try sealed.withUnsafeMutableBytes { output in
+            output.copyBytes(from: envelope.header + envelope.nonce)
+            try data.withUnsafeBytes { input in
+                try AES256GCM.seal(input, key: key, nonce: envelope.nonce, aad: aad,
+                                   into: UnsafeMutableRawBufferPointer(rebasing: output[envelope.payloadOffset...]))
+            }
+        }
+        return sealed
     }
 
     /// Opens an envelope sealed for `item`; anything else is an error, never wrong plaintext.
     public func decrypt(data: Data, for item: StorageItem) async throws -> Data {
-        let envelope = try Envelope(parsing: Array(data))
+        let envelope = try data.withUnsafeBytes { try Envelope(parsingHeaderOf: $0) }
         let key = try await keyProvider.decryptionKey(parameters: envelope.keyParameters)
-        var plaintext = try AES256GCM.open(envelope.sealed, key: key, nonce: envelope.nonce, aad: envelope.additionalData(for: item))
-        defer { OPENSSL_cleanse(&plaintext, plaintext.count) }
-        return Data(plaintext)
+        let aad = envelope.additionalData(for: item)
+        var plaintext = Data(count: data.count - envelope.payloadOffset - AES256GCM.tagSize)
+        try data.withUnsafeBytes { input in
+            try plaintext.withUnsafeMutableBytes { output in
+                try AES256GCM.open(UnsafeRawBufferPointer(rebasing: input[envelope.payloadOffset...]), key: key,
+                                   nonce: envelope.nonce, aad: aad, into: output)
+            }
+        }
+        return plaintext
     }
 
     private static let unbound = StorageItem(accessGroup: "", account: "")

@@ -10,29 +10,28 @@
 ///
 /// The additional authenticated data binds the header (bytes `0 ..< 2+L`) and the item's access group and
 /// account, so a changed header, or a ciphertext copied onto another item, fails authentication.
-struct Envelope: Equatable {
+struct Envelope {
     static let version: UInt8 = 1
     private static let context = Array("swift-deviceid/aes-256-gcm/v1".utf8) + [0]
 
-    var keyParameters: [UInt8]
-    var nonce: [UInt8]
-    var sealed: [UInt8]
+    let keyParameters: [UInt8]
+    let nonce: [UInt8]
 
     /// The header bytes: version, parameter length, parameters.
     var header: [UInt8] { [Self.version, UInt8(keyParameters.count)] + keyParameters }
 
-    /// The serialized envelope.
-    var bytes: [UInt8] { header + nonce + sealed }
+    /// Where the ciphertext starts: after the header and the nonce.
+    var payloadOffset: Int { 2 + keyParameters.count + AES256GCM.nonceSize }
 
-    init(keyParameters: [UInt8], nonce: [UInt8], sealed: [UInt8]) throws {
+    init(keyParameters: [UInt8], nonce: [UInt8]) throws {
         guard keyParameters.count <= 255 else { throw SecureStorageError.invalidKey("key parameters over 255 bytes") }
         self.keyParameters = keyParameters
         self.nonce = nonce
-        self.sealed = sealed
     }
 
-    /// Parses `bytes`, or throws ``SecureStorageError/unsupportedFormatVersion(_:)`` / ``SecureStorageError/corruptEnvelope(_:)``.
-    init(parsing bytes: [UInt8]) throws {
+    /// Parses the header and nonce of a serialized envelope (the payload stays where it is), or throws
+    /// ``SecureStorageError/unsupportedFormatVersion(_:)`` / ``SecureStorageError/corruptEnvelope(_:)``.
+    init(parsingHeaderOf bytes: UnsafeRawBufferPointer) throws {
         guard let version = bytes.first else { throw SecureStorageError.corruptEnvelope("empty") }
         guard version == Self.version else { throw SecureStorageError.unsupportedFormatVersion(version) }
         guard bytes.count >= 2 else { throw SecureStorageError.corruptEnvelope("truncated header") }
@@ -41,8 +40,7 @@ struct Envelope: Equatable {
         guard bytes.count >= nonceEnd + AES256GCM.tagSize else {
             throw SecureStorageError.corruptEnvelope("\(bytes.count) bytes is too short")
         }
-        try self.init(keyParameters: Array(bytes[2..<parametersEnd]), nonce: Array(bytes[parametersEnd..<nonceEnd]),
-                      sealed: Array(bytes[nonceEnd...]))
+        try self.init(keyParameters: Array(bytes[2..<parametersEnd]), nonce: Array(bytes[parametersEnd..<nonceEnd]))
     }
 
     /// The additional authenticated data for this envelope on `item`.
