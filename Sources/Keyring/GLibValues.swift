@@ -49,6 +49,15 @@ enum GLibValues {
         }
     }
 
+    /// The bytes of a Secret Service `Secret` struct `(oayays)` sent over a plain session.
+    static func plainSecret(in encoded: OpaquePointer) -> KeyringSecret {
+        let value = g_variant_get_child_value(encoded, 2)
+        defer { g_variant_unref(value) }
+        var length: gsize = 0
+        let bytes = g_variant_get_fixed_array(value, &length, 1)
+        return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+    }
+
     /// A byte-array (`ay`) variant holding a copy of `bytes`.
     static func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
         let byte = g_variant_type_new("y")

@@ -86,6 +86,8 @@ public struct KeyringClient: Sendable {
     /// ``KeyringError/locked(collection:)`` under ``UnlockPolicy/nonInteractive``; never `nil`.
     public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
+        // The steady state: one non-blocking GetSecret on the item this query resolved to before.
+        if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
         return try await perform { service, call in try read(attributes, service, call) }
     }
 

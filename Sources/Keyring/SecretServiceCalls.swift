@@ -49,11 +49,7 @@ extension OpenService {
     private func decode(_ encoded: OpaquePointer, of path: String, _ call: CallContext) throws -> KeyringSecret {
         switch transport {
         case .plain:
-            let value = g_variant_get_child_value(encoded, 2)
-            defer { g_variant_unref(value) }
-            var length: gsize = 0
-            let bytes = g_variant_get_fixed_array(value, &length, 1)
-            return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+            return GLibValues.plainSecret(in: encoded)
         case .encrypted:
             guard let value = secret_service_decode_dbus_secret(try proxy(call), encoded) else {
                 throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")

@@ -15,6 +15,9 @@ final class OpenService: @unchecked Sendable {
     /// The transfer session's object path.
     let sessionPath: String
     private let libsecretProxy: Mutex<ProxyHandle?>
+    /// Picks replies to non-blocking calls off GDBus's thread.
+    private let replies = ReplyDispatcher()
+    private let replyFilter: guint
     /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
     private let resolved = Mutex<[KeyringAttributes: String]>([:])
 
@@ -42,6 +45,7 @@ final class OpenService: @unchecked Sendable {
         transport = .plain
         sessionPath = GLibValues.objectPaths(inTuple: body)[0]
         libsecretProxy = Mutex(nil)
+        replyFilter = replies.attach(to: connection)
     }
 
     /// An encrypted session, negotiated by libsecret when `proxy` was made.
@@ -53,12 +57,33 @@ final class OpenService: @unchecked Sendable {
         transport = .encrypted
         sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
         libsecretProxy = Mutex(ProxyHandle(pointer: proxy))
+        replyFilter = replies.attach(to: connection)
     }
 
     deinit {
+        g_dbus_connection_remove_filter(connection, replyFilter)
         libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
         g_dbus_connection_close(connection, nil, nil, nil)
         g_object_unref(UnsafeMutableRawPointer(connection))
+    }
+
+    /// The secret of the item at `path` by one `GetSecret` that blocks no thread, over a plain session.
+    /// `nil` when the service answers anything but the secret (gone, locked, another daemon…): the
+    /// blocking path then looks again and reports it. Throws only for the timeout and cancellation.
+    func quickSecret(atPath path: String, timeout: Duration) async throws -> KeyringSecret? {
+        guard transport == .plain else { return nil }
+        let message = g_dbus_message_new_method_call(owner, path, "org.freedesktop.Secret.Item", "GetSecret")
+        defer { g_object_unref(UnsafeMutableRawPointer(message)) }
+        var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
+        g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 1))
+        let reply = try await replies.send(message!, on: connection, timeout: timeout)
+        guard g_dbus_message_get_message_type(reply.message) == G_DBUS_MESSAGE_TYPE_METHOD_RETURN,
+              let body = g_dbus_message_get_body(reply.message), strcmp(g_variant_get_type_string(body), "((oayays))") == 0 else {
+            return nil
+        }
+        let encoded = g_variant_get_child_value(body, 0)!
+        defer { g_variant_unref(encoded) }
+        return GLibValues.plainSecret(in: encoded)
     }
 
     /// libsecret's proxy on our connection, made on first need.
@@ -134,6 +159,13 @@ final class ServiceConnection: Sendable {
             current.withLock { if $0 === service { $0 = nil } }
             return try body(try open(call))
         }
+    }
+
+    /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
+    /// `nil` sends the caller down the blocking path.
+    func quickRead(_ attributes: KeyringAttributes, timeout: Duration) async throws -> KeyringSecret? {
+        guard let service = current.withLock({ $0 }), let path = service.resolvedPath(for: attributes) else { return nil }
+        return try await service.quickSecret(atPath: path, timeout: timeout)
     }
 
     private func open(_ call: CallContext) throws -> OpenService {
