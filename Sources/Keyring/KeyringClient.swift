@@ -1,8 +1,9 @@
 /// A Swift client for the freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) that tells
 /// the truth: a read answers "absent" only when the service has no matching item at all.
 ///
-/// Every call runs its blocking D-Bus work on threads of its own, is bounded by ``timeout``, and is
-/// cancelled with the task that awaits it. Every failure is a ``KeyringError``.
+/// Blocking D-Bus work runs on threads of its own, never on Swift's cooperative pool (the steady-state read
+/// blocks no thread at all); every call is bounded by ``timeout`` and cancelled with the task that awaits it.
+/// Every failure is a ``KeyringError``.
 ///
 /// Items are addressed by attributes. Reads and searches match every item whose attributes include the
 /// ones given. When several items match a read, the **oldest** (by creation time, then object path) wins,
