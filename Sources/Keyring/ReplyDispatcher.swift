@@ -24,10 +24,15 @@ final class ReplyDispatcher: Sendable {
     private let sweeping = Atomic<Bool>(false)
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.reply-timeouts")
 
+    /// Where GDBus schedules the filter's release: a private context that ``detach(from:filter:)`` runs once.
+    private let releaseContext = ContextHandle()
+
     /// Starts picking replies off `connection`. The connection keeps the dispatcher alive until the filter
-    /// is removed and GDBus guarantees it will not run again.
+    /// is removed and GDBus guarantees it will not run again (it then releases it on `releaseContext`).
     func attach(to connection: OpaquePointer) -> guint {
-        g_dbus_connection_add_filter(
+        g_main_context_push_thread_default(releaseContext.pointer)
+        defer { g_main_context_pop_thread_default(releaseContext.pointer) }
+        return g_dbus_connection_add_filter(
             connection,
             { _, message, incoming, context in
                 guard incoming != 0, let message, let context else { return message }
@@ -41,6 +46,19 @@ final class ReplyDispatcher: Sendable {
             },
             Unmanaged.passRetained(self).toOpaque(),
             { context in context.map { Unmanaged<ReplyDispatcher>.fromOpaque($0).release() } })
+    }
+
+    /// Stops picking replies off `connection`, and lets GDBus release its reference to the dispatcher
+    /// (unless the filter is running right now on GDBus's thread; then that reference stays).
+    func detach(from connection: OpaquePointer, filter: guint) {
+        g_dbus_connection_remove_filter(connection, filter)
+        _ = g_main_context_iteration(releaseContext.pointer, 0)
+    }
+
+    /// A private GMainContext, owned.
+    private final class ContextHandle: @unchecked Sendable {
+        let pointer = g_main_context_new()!
+        deinit { g_main_context_unref(pointer) }
     }
 
     private func take(_ serial: UInt32) -> CheckedContinuation<Reply, any Error>? {

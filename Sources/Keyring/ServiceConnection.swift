@@ -61,7 +61,7 @@ final class OpenService: @unchecked Sendable {
     }
 
     deinit {
-        g_dbus_connection_remove_filter(connection, replyFilter)
+        replies.detach(from: connection, filter: replyFilter)
         libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
         g_dbus_connection_close(connection, nil, nil, nil)
         g_object_unref(UnsafeMutableRawPointer(connection))
@@ -76,14 +76,22 @@ final class OpenService: @unchecked Sendable {
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
         var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
         g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 1))
-        let reply = try await replies.send(message!, on: connection, timeout: timeout)
-        guard g_dbus_message_get_message_type(reply.message) == G_DBUS_MESSAGE_TYPE_METHOD_RETURN,
-              let body = g_dbus_message_get_body(reply.message), strcmp(g_variant_get_type_string(body), "((oayays))") == 0 else {
-            return nil
+        let reply: ReplyDispatcher.Reply
+        do {
+            reply = try await replies.send(message!, on: connection, timeout: timeout)
+        } catch is GLibFailure {
+            return nil   // not sent (the connection closed, say): the blocking path reopens and reports
         }
-        let encoded = g_variant_get_child_value(body, 0)!
-        defer { g_variant_unref(encoded) }
-        return GLibValues.plainSecret(in: encoded)
+        // The body belongs to the reply message: keep it alive while the body is read.
+        return withExtendedLifetime(reply) {
+            guard g_dbus_message_get_message_type(reply.message) == G_DBUS_MESSAGE_TYPE_METHOD_RETURN,
+                  let body = g_dbus_message_get_body(reply.message), strcmp(g_variant_get_type_string(body), "((oayays))") == 0 else {
+                return nil
+            }
+            let encoded = g_variant_get_child_value(body, 0)!
+            defer { g_variant_unref(encoded) }
+            return GLibValues.plainSecret(in: encoded)
+        }
     }
 
     /// libsecret's proxy on our connection, made on first need.
