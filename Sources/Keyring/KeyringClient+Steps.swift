@@ -76,7 +76,7 @@ extension KeyringClient {
     /// Unlocks `paths` when the policy allows a prompt; otherwise, or when the prompt fails, throws.
     func unlockOrThrow(_ paths: [String], _ service: OpenService, _ call: CallContext) throws {
         guard unlockPolicy == .interactive else {
-            throw KeyringError.locked(collection: paths.first.map(Self.collectionName(of:)))
+            throw KeyringError.locked(collection: paths.first.map(KeyringCollection.name(ofPath:)))
         }
         let unlocked = try service.unlock(paths, call)
         guard Set(paths).isSubset(of: unlocked) else { throw KeyringError.promptDismissed }
@@ -116,14 +116,5 @@ extension KeyringClient {
             throw KeyringError.noDefaultCollection(alias: collection.alias)
         }
         return path
-    }
-
-    /// `login` for `/org/freedesktop/secrets/collection/login/3` or `…/collection/login`.
-    static func collectionName(of path: String) -> String {
-        let parts = path.split(separator: "/").map(String.init)
-        guard let index = parts.firstIndex(where: { $0 == "collection" || $0 == "aliases" }), index + 1 < parts.count else {
-            return path
-        }
-        return parts[index + 1]
     }
 }

@@ -18,4 +18,14 @@ public enum KeyringCollection: Sendable, Hashable {
 
     /// The D-Bus object path the Secret Service resolves to the aliased collection.
     var objectPath: String { "/org/freedesktop/secrets/aliases/\(alias)" }
+
+    /// The collection (or alias) name in an object path: `login` for `/org/freedesktop/secrets/collection/login/3`,
+    /// `/org/freedesktop/secrets/collection/login` or `/org/freedesktop/secrets/aliases/login`.
+    static func name(ofPath path: String) -> String {
+        let parts = path.split(separator: "/")
+        guard let index = parts.firstIndex(where: { $0 == "collection" || $0 == "aliases" }), index + 1 < parts.count else {
+            return path
+        }
+        return String(parts[index + 1])
+    }
 }

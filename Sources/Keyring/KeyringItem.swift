@@ -16,10 +16,5 @@ public struct KeyringItem: Sendable, Hashable, Identifiable {
     public let isLocked: Bool
 
     /// The name of the collection holding the item (for example `login`), taken from its path.
-    public var collection: String { Self.collectionName(ofItemPath: id) }
-
-    static func collectionName(ofItemPath path: String) -> String {
-        let components = path.split(separator: "/")
-        return components.count >= 2 ? String(components[components.count - 2]) : path
-    }
+    public var collection: String { KeyringCollection.name(ofPath: id) }
 }

@@ -31,11 +31,11 @@ public struct KeyringSchema: Sendable, Hashable {
 
     /// Throws unless every attribute is one of the schema's.
     func validate(_ attributes: KeyringAttributes) throws {
+        // On every read: the common case checks without allocating.
+        guard !attributes.keys.allSatisfy(self.attributes.contains) else { return }
         let unknown = attributes.keys.filter { !self.attributes.contains($0) }.sorted()
-        guard unknown.isEmpty else {
-            throw KeyringError.invalidAttributes(
-                "attribute(s) \(unknown.joined(separator: ", ")) are not in schema \(name) (\(self.attributes.sorted().joined(separator: ", ")))")
-        }
+        throw KeyringError.invalidAttributes(
+            "attribute(s) \(unknown.joined(separator: ", ")) are not in schema \(name) (\(self.attributes.sorted().joined(separator: ", ")))")
     }
 }
 

@@ -134,7 +134,7 @@ extension OpenService {
         defer { g_variant_unref(reply) }
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != "/" { return paths[0] }
-        guard allowPrompt else { throw KeyringError.locked(collection: KeyringClient.collectionName(of: collectionPath)) }
+        guard allowPrompt else { throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath)) }
         call.armDeadline()
         let objectPath = g_variant_type_new("o")
         defer { g_variant_type_free(objectPath) }

@@ -12,6 +12,8 @@ public final class KeyringKeyProvider: KeyProvider {
     private let keyring: KeyringClient
     private let item: StorageItem
     private let cached = Mutex<KeyringSecret?>(nil)
+    /// The keyring read under way, shared by concurrent callers (a prefetch and the decryption it races).
+    private let reading = Mutex<Task<KeyringSecret?, any Error>?>(nil)
 
     /// Keeps the key in `accessGroup` through `keyring`.
     public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
@@ -34,7 +36,16 @@ public final class KeyringKeyProvider: KeyProvider {
     public func decryptionKey(parameters: [UInt8]) async throws -> KeyringSecret {
         guard parameters.isEmpty else { throw SecureStorageError.invalidKey("data was sealed with a different kind of key") }
         if let key = cached.withLock({ $0 }) { return key }
-        guard let key = try await keyring.secret(matching: item.attributes) else {
+        let (keyring, attributes) = (keyring, item.attributes)
+        let read = reading.withLock { current in
+            if let current { return current }
+            let started = Task { try await keyring.secret(matching: attributes) }
+            current = started
+            return started
+        }
+        let result = await read.result
+        reading.withLock { if $0 == read { $0 = nil } }   // a failed or missing read is tried again next time
+        guard let key = try result.get() else {
             throw SecureStorageError.keyMissing("keyring item service=\(item.accessGroup) account=\(item.account)")
         }
         try validate(key)
