@@ -16,9 +16,10 @@ final class CallContext: @unchecked Sendable {
     private let timer = Mutex<DispatchWorkItem?>(nil)
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
-    init(timeout: Duration) {
+    /// A call bounded by `timeout`, of which `spent` already went (errors report the whole `timeout`).
+    init(timeout: Duration, spent: Duration = .zero) {
         self.timeout = timeout
-        deadline = .now() + timeout.dispatchInterval
+        deadline = .now() + max(timeout - spent, .zero).dispatchInterval
         cancellable = g_cancellable_new()
     }
 
@@ -83,9 +84,10 @@ enum BlockingExecutor {
     /// Errors leave as ``KeyringError``.
     static func run<Result: Sendable>(
         timeout: Duration,
+        spent: Duration = .zero,
         _ body: @escaping @Sendable (CallContext) throws -> Result
     ) async throws -> Result {
-        let call = CallContext(timeout: timeout)
+        let call = CallContext(timeout: timeout, spent: spent)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 workers.async {

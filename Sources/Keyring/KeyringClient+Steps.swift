@@ -44,11 +44,13 @@ extension KeyringClient {
         throw KeyringError.invalidItemData("the matching items kept changing while being read")
     }
 
+    /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
     func perform<Result: Sendable>(
+        spent: Duration = .zero,
         _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
     ) async throws -> Result {
         let connection = connection
-        return try await BlockingExecutor.run(timeout: timeout) { call in
+        return try await BlockingExecutor.run(timeout: timeout, spent: spent) { call in
             try connection.withService(call) { try body($0, call) }
         }
     }

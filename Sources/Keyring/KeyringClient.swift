@@ -88,8 +88,9 @@ public struct KeyringClient: Sendable {
     public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
+        let started = ContinuousClock.now
         if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
-        return try await perform { service, call in try read(attributes, service, call) }
+        return try await perform(spent: ContinuousClock.now - started) { service, call in try read(attributes, service, call) }
     }
 
     /// The secret `attributes` address; only when the service definitely has none, stores the one `make`

@@ -71,7 +71,7 @@ final class OpenService: @unchecked Sendable {
     /// `nil` when the service answers anything but the secret (gone, locked, another daemon…): the
     /// blocking path then looks again and reports it. Throws only for the timeout and cancellation.
     func quickSecret(atPath path: String, timeout: Duration) async throws -> KeyringSecret? {
-        guard transport == .plain else { return nil }
+        precondition(transport == .plain, "secrets from a negotiated session are decoded on the blocking path")
         let message = g_dbus_message_new_method_call(owner, path, "org.freedesktop.Secret.Item", "GetSecret")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
         var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
@@ -170,10 +170,14 @@ final class ServiceConnection: Sendable {
     }
 
     /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
-    /// `nil` sends the caller down the blocking path.
+    /// `nil` sends the caller down the blocking path, which then searches afresh (the remembered item did not
+    /// answer with its secret: gone, locked, or the daemon is another).
     func quickRead(_ attributes: KeyringAttributes, timeout: Duration) async throws -> KeyringSecret? {
-        guard let service = current.withLock({ $0 }), let path = service.resolvedPath(for: attributes) else { return nil }
-        return try await service.quickSecret(atPath: path, timeout: timeout)
+        guard let service = current.withLock({ $0 }), service.transport == .plain,
+              let path = service.resolvedPath(for: attributes) else { return nil }
+        if let secret = try await service.quickSecret(atPath: path, timeout: timeout) { return secret }
+        service.setResolvedPath(nil, for: attributes)
+        return nil
     }
 
     private func open(_ call: CallContext) throws -> OpenService {
