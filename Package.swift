@@ -59,11 +59,12 @@ let package = Package(
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
-        // Starts private D-Bus buses and gnome-keyring daemons for tests.
+        // Starts private D-Bus buses with gnome-keyring or KeePassXC for tests.
         .target(
             name: "KeyringTestSupport",
-            dependencies: ["Keyring", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/KeyringTestSupport"
+            dependencies: ["Keyring", "CLibSecret", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/KeyringTestSupport",
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
         .testTarget(

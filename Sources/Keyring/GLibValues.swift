@@ -2,26 +2,15 @@ import CLibSecret
 
 /// Conversions between Swift values and the GLib containers libsecret takes and returns.
 enum GLibValues {
-    /// A new `GHashTable` of UTF-8 strings (the table owns copies); unref it when done.
-    static func stringTable(_ dictionary: [String: String]) -> OpaquePointer {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
-        for (key, value) in dictionary {
-            g_hash_table_insert(table, g_strdup(key), g_strdup(value))
-        }
-        return table
-    }
-
-    /// Reads a `GHashTable` of strings; does not unref it.
-    static func dictionary(fromStringTable table: OpaquePointer) -> [String: String] {
+    /// Reads an `a{ss}` variant; does not unref it.
+    static func dictionary(fromAttributes variant: OpaquePointer) -> [String: String] {
         var result: [String: String] = [:]
-        var iterator = GHashTableIter()
-        var key: gpointer?
-        var value: gpointer?
-        g_hash_table_iter_init(&iterator, table)
-        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-            guard let key, let value else { continue }
-            result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
-                String(cString: value.assumingMemoryBound(to: CChar.self))
+        for index in 0..<Int(g_variant_n_children(variant)) {
+            let entry = g_variant_get_child_value(variant, gsize(index))!
+            defer { g_variant_unref(entry) }
+            let key = g_variant_get_child_value(entry, 0)!, value = g_variant_get_child_value(entry, 1)!
+            defer { g_variant_unref(key); g_variant_unref(value) }
+            result[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
         }
         return result
     }

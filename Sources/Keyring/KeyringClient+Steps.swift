@@ -1,47 +1,149 @@
 /// The blocking steps public calls are made of. Run them on worker threads only (inside `perform`).
 extension KeyringClient {
-    /// Stores `secret`, replacing every item in the collection that `attributes` address.
-    func write(
-        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: OpenService, _ call: CallContext
-    ) throws {
-        let stored = attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
-        let path = try create(in: collection, service, call) {
-            try service.createItem(
-                in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
-                allowPrompt: unlockPolicy == .interactive, call)
-        }
-        let siblings = try service.searchPaths(attributes, call).unlocked
-        let collectionPrefix = path[..<(path.lastIndex(of: "/") ?? path.endIndex)] + "/"
-        for other in siblings where other != path && other.hasPrefix(collectionPrefix) {
-            try deleteIfPresent(other, service, call)
-        }
-        // Reads in this process return what was just written, even if an older match sits in another collection.
-        service.setResolvedPath(path, for: attributes)
+    /// Where the items `attributes` address are, as far as the service shows without prompting.
+    struct Matches {
+        /// Matches in unlocked collections.
+        var unlocked: [String] = []
+        /// Matches that must be unlocked before their secret can be read.
+        var locked: [String] = []
+        /// Locked collections that showed no match: some providers hide a locked collection's items, so
+        /// whether these hold one is unknown until they are unlocked.
+        var unknown: [String] = []
+
+        var isDefinitelyEmpty: Bool { unlocked.isEmpty && locked.isEmpty && unknown.isEmpty }
     }
 
-    /// The secret `attributes` address, or `nil` when the service definitely has no match.
+    /// Finds the items `attributes` address without prompting and without a search a provider may hold
+    /// until someone unlocks: the collections' lock states come first.
+    ///
+    /// With every collection unlocked, one `SearchItems` on the service answers for all of them. Otherwise each
+    /// collection is asked apart (`Collection.SearchItems` answers at once, locked or not): GNOME Keyring shows
+    /// a locked collection's matches, KeePassXC shows none and holds a service-wide search until it is unlocked.
+    func matches(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> Matches {
+        let collections = try service.collectionPaths(call)
+        let locked = try Set(collections.filter { try service.isLocked(collection: $0, call) })
+        if locked.isEmpty {
+            let found = try service.searchPaths(attributes, call)
+            return Matches(unlocked: found.unlocked, locked: found.locked)
+        }
+        var matches = Matches()
+        for collection in collections {
+            let found = try service.searchPaths(attributes, inCollection: collection, call)
+            switch (locked.contains(collection), found.isEmpty) {
+            case (false, _): matches.unlocked += found
+            case (true, false): matches.locked += found
+            case (true, true): matches.unknown.append(collection)
+            }
+        }
+        return matches
+    }
+
+    /// The secret `attributes` address, or `nil` when the service definitely has no match: every collection
+    /// is unlocked, or shows its matches while locked, and none holds one.
+    ///
+    /// A match in an unlocked collection is read first (the oldest of them); matches only in locked collections
+    /// are unlocked under ``UnlockPolicy/interactive`` or throw ``KeyringError/locked(collection:)``. So do
+    /// locked collections that may hide a match, when no unlocked collection holds one.
     func read(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
         // The item this query resolved to last time: one round trip while it still exists.
         if let path = service.resolvedPath(for: attributes) {
             if let secret = try readSecret(at: path, lockedKnown: false, service, call) { return secret }
             service.setResolvedPath(nil, for: attributes)
         }
-        // An item can vanish or be locked between search and read: look again, a few times at most.
+        // An item can vanish or be locked between search and read, or a collection be unlocked: look again,
+        // a few times at most.
         for _ in 0..<3 {
-            let found = try service.searchPaths(attributes, call)
-            let candidates = found.unlocked + found.locked
-            guard var path = candidates.first else { return nil }
-            if candidates.count > 1 {
-                guard let oldest = try service.items(attributes, call).first else { continue }
-                path = oldest.id
+            let found = try matches(attributes, service, call)
+            if found.isDefinitelyEmpty { return nil }
+            let candidates = found.unlocked.isEmpty ? found.locked : found.unlocked
+            guard !candidates.isEmpty else {
+                try unlockOrThrow(found.unknown, service, call)
+                continue
             }
-            if let secret = try readSecret(at: path, lockedKnown: found.locked.contains(path), service, call) {
+            let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, service, call)
+            if let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, service, call) {
                 service.setResolvedPath(path, for: attributes)
                 return secret
             }
         }
         throw KeyringError.invalidItemData("the matching items kept changing while being read")
+    }
+
+    /// The items at `paths` with their properties, oldest first; items gone meanwhile are left out.
+    func items(at paths: [String], _ service: OpenService, _ call: CallContext) throws -> [KeyringItem] {
+        try paths.compactMap { path in
+            do {
+                return try service.item(at: path, call)
+            } catch let failure as GLibFailure where failure.isNoSuchObject {
+                return nil
+            }
+        }.sorted(by: KeyringItem.oldestFirst)
+    }
+
+    private func oldest(of paths: [String], _ service: OpenService, _ call: CallContext) throws -> String {
+        try items(at: paths, service, call).first?.id ?? paths[0]
+    }
+
+    /// Stores `secret` as a new item in `collection`, then removes the other items there that `attributes`
+    /// address: a store replaces. Returns the new item's path.
+    func write(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
+        contentType: String, _ service: OpenService, _ call: CallContext
+    ) throws -> String {
+        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        for other in try others(matching: attributes, besides: path, service, call) {
+            try deleteIfPresent(other, service, call)
+        }
+        // Reads in this process return what was just written, even if an older match sits in another collection.
+        service.setResolvedPath(path, for: attributes)
+        return path
+    }
+
+    /// Adds `secret` as a new item, the creating step of a read-or-create that found nothing: if the collection
+    /// then holds another match (written meanwhile by a program that does not take our lock), the new item
+    /// is removed again and `false` returned. Nothing that was there is ever replaced or deleted.
+    func addIfStillAbsent(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
+        contentType: String, _ service: OpenService, _ call: CallContext
+    ) throws -> Bool {
+        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        guard try others(matching: attributes, besides: path, service, call).isEmpty else {
+            try deleteIfPresent(path, service, call)
+            return false
+        }
+        service.setResolvedPath(path, for: attributes)
+        return true
+    }
+
+    /// The other items that `attributes` address in the collection holding the item at `path`.
+    private func others(
+        matching attributes: KeyringAttributes, besides path: String, _ service: OpenService, _ call: CallContext
+    ) throws -> [String] {
+        let collection = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
+    }
+
+    /// Adds a new item to `collection`, unlocking the collection when allowed, and telling a missing alias apart.
+    private func add(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
+        contentType: String, _ service: OpenService, _ call: CallContext
+    ) throws -> String {
+        let stored = attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
+        let step = {
+            try service.createItem(
+                in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
+                mayUnlock: unlockPolicy == .interactive, call)
+        }
+        do {
+            return try step()
+        } catch let failure as GLibFailure where failure.isLocked {
+            guard unlockPolicy == .interactive else { throw KeyringError.locked(collection: collection.alias) }
+            try unlockOrThrow([collection.objectPath], service, call)
+            return try step()
+        } catch let failure as GLibFailure where !failure.isCancelled {
+            _ = try resolve(collection, service, call)
+            throw failure
+        }
     }
 
     /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
@@ -92,23 +194,6 @@ extension KeyringClient {
             return true
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return false
-        }
-    }
-
-    /// Runs a create step, unlocking the collection when allowed, and telling a missing alias apart.
-    func create(
-        in collection: KeyringCollection, _ service: OpenService, _ call: CallContext,
-        _ step: () throws -> String
-    ) throws -> String {
-        do {
-            return try step()
-        } catch let failure as GLibFailure where failure.isLocked {
-            guard unlockPolicy == .interactive else { throw KeyringError.locked(collection: collection.alias) }
-            try unlockOrThrow([collection.objectPath], service, call)
-            return try step()
-        } catch let failure as GLibFailure where !failure.isCancelled {
-            _ = try resolve(collection, service, call)
-            throw failure
         }
     }
 

@@ -68,6 +68,8 @@ public struct KeyringClient: Sendable {
 
     /// Stores `secret` under `attributes` in `collection`, replacing every item there that the same
     /// attributes address. The item also carries the schema name as `xdg:schema`.
+    ///
+    /// The new item is added first and the old ones removed after it, so a failure never leaves none.
     public func store(
         _ secret: KeyringSecret,
         label: String,
@@ -77,14 +79,35 @@ public struct KeyringClient: Sendable {
     ) async throws {
         try validate(attributes)
         try await perform { service, call in
-            try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+            _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
     }
 
-    /// The secret of the item `attributes` address, or `nil` only when the service has no matching item.
+    /// Adds `secret` as a new item: the creating step of a read-or-create made of several calls, after a read
+    /// inside ``withCreationLock(for:_:)`` found nothing.
     ///
-    /// A match in a locked collection is unlocked under ``UnlockPolicy/interactive``, and is
-    /// ``KeyringError/locked(collection:)`` under ``UnlockPolicy/nonInteractive``; never `nil`.
+    /// Never replaces or deletes an item that was there: when the collection then holds another match (written
+    /// meanwhile by a program that does not take the lock), the new item is removed again and the call returns
+    /// `false`; read again to get that one.
+    public func add(
+        _ secret: KeyringSecret,
+        label: String,
+        attributes: KeyringAttributes,
+        in collection: KeyringCollection = .default,
+        contentType: String = "application/octet-stream"
+    ) async throws -> Bool {
+        try validate(attributes)
+        return try await perform { service, call in
+            try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        }
+    }
+
+    /// The secret of the item `attributes` address, or `nil` only when the service definitely has no matching item.
+    ///
+    /// "Definitely" holds on every provider: when a collection is locked and may hide its items (KeePassXC
+    /// does), the read unlocks it under ``UnlockPolicy/interactive`` and throws ``KeyringError/locked(collection:)``
+    /// under ``UnlockPolicy/nonInteractive`` — unless an unlocked collection holds a match, which is read.
+    /// A match in a locked collection is unlocked or ``KeyringError/locked(collection:)`` the same way; never `nil`.
     public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
@@ -109,10 +132,19 @@ public struct KeyringClient: Sendable {
         try validate(attributes)
         return try await withCreationLock(for: attributes) {
             try await perform { service, call in
-                if let existing = try read(attributes, service, call) { return (existing, false) }
-                let created = try make()
-                try write(created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-                return (created, true)
+                var made: KeyringSecret?
+                // Another program (not taking our lock) may add a match meanwhile: then that one stands.
+                for _ in 0..<3 {
+                    if let existing = try read(attributes, service, call) { return (existing, false) }
+                    let created = try made ?? make()
+                    made = created
+                    if try addIfStillAbsent(
+                        created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call
+                    ) {
+                        return (created, true)
+                    }
+                }
+                throw KeyringError.invalidItemData("the matching items kept changing while being created")
             }
         }
     }
@@ -126,8 +158,14 @@ public struct KeyringClient: Sendable {
 
     /// Every item whose attributes include `attributes`, with label, times and lock state, oldest first.
     /// Never prompts. An empty query lists every item.
+    ///
+    /// A locked collection's items are listed when the provider shows them while locked (GNOME Keyring does;
+    /// KeePassXC shows none until the collection is unlocked).
     public func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
-        try await perform { service, call in try service.items(attributes, call) }
+        try await perform { service, call in
+            let found = try matches(attributes, service, call)
+            return try items(at: found.unlocked + found.locked, service, call)
+        }
     }
 
     /// Deletes `item`; returns `false` when it was already gone.
@@ -140,15 +178,22 @@ public struct KeyringClient: Sendable {
     }
 
     /// Deletes every item whose attributes include `attributes` (at least one); returns how many went.
-    /// Locked matches are unlocked first, or the call throws before deleting anything.
+    /// Locked matches, and locked collections that may hide one, are unlocked first, or the call throws
+    /// before deleting anything.
     @discardableResult
     public func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
         return try await perform { service, call in
-            let found = try service.searchPaths(attributes, call)
-            if !found.locked.isEmpty { try unlockOrThrow(found.locked, service, call) }
+            var found = try matches(attributes, service, call)
+            if !found.locked.isEmpty || !found.unknown.isEmpty {
+                try unlockOrThrow(found.locked + found.unknown, service, call)
+                found = try matches(attributes, service, call)
+                guard found.locked.isEmpty, found.unknown.isEmpty else {
+                    throw KeyringError.locked(collection: (found.locked + found.unknown).first.map(KeyringCollection.name(ofPath:)))
+                }
+            }
             var deleted = 0
-            for path in found.unlocked + found.locked where try deleteIfPresent(path, service, call) {
+            for path in found.unlocked where try deleteIfPresent(path, service, call) {
                 deleted += 1
             }
             return deleted

@@ -1,7 +1,8 @@
 import CLibSecret
 import FoundationEssentials
 
-/// One blocking libsecret call each, on an open service. Run them on a worker thread only.
+/// The Secret Service calls, one blocking D-Bus call each (prompts: until they complete), on an open service.
+/// Run them on a worker thread only.
 extension OpenService {
     /// Object paths of every item whose attributes include `attributes`, split by lock state. One D-Bus round trip.
     func searchPaths(_ attributes: KeyringAttributes, _ call: CallContext) throws -> (unlocked: [String], locked: [String]) {
@@ -14,23 +15,65 @@ extension OpenService {
         return (GLibValues.objectPaths(in: reply, at: 0), GLibValues.objectPaths(in: reply, at: 1))
     }
 
-    /// Every matching item with its properties, locked ones included; never prompts.
-    func items(_ attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
-        call.armDeadline()
-        let table = GLibValues.stringTable(attributes)
-        defer { g_hash_table_unref(table) }
-        let proxy = try proxy(call)
-        let list = try gCall { secret_service_search_sync(proxy, nil, table, SECRET_SEARCH_ALL, call.cancellable, $0) }
-        defer { g_list_free_full(list, g_object_unref) }
-        var items: [KeyringItem] = []
-        var node = list
-        while let current = node {
-            if let item = current.pointee.data?.assumingMemoryBound(to: SecretItem.self) {
-                items.append(KeyringItem(item))
-            }
-            node = current.pointee.next
+    /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
+    /// One D-Bus round trip; answers at once on a locked collection (with nothing, on some providers).
+    func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: CallContext) throws -> [String] {
+        var arguments: [OpaquePointer?] = [GLibValues.attributesVariant(attributes)]
+        defer { g_variant_unref(arguments[0]) }
+        let reply = try callMethod(
+            "SearchItems", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
+            g_variant_new_tuple(&arguments, 1), returning: "(ao)", call)
+        defer { g_variant_unref(reply) }
+        return GLibValues.objectPaths(in: reply, at: 0)
+    }
+
+    /// The object paths of every collection: the service's `Collections` property.
+    func collectionPaths(_ call: CallContext) throws -> [String] {
+        let value = try property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", type: "ao", call)
+        defer { g_variant_unref(value) }
+        return (0..<Int(g_variant_n_children(value))).map { index in
+            let path = g_variant_get_child_value(value, gsize(index))
+            defer { g_variant_unref(path) }
+            return String(cString: g_variant_get_string(path, nil))
         }
-        return items.sorted(by: KeyringItem.oldestFirst)
+    }
+
+    /// Whether the collection at `path` (or alias path) is locked: its `Locked` property.
+    func isLocked(collection path: String, _ call: CallContext) throws -> Bool {
+        let value = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection", type: "b", call)
+        defer { g_variant_unref(value) }
+        return g_variant_get_boolean(value) != 0
+    }
+
+    /// The item at `path` with its label, attributes, times and lock state: one `GetAll` of its properties.
+    func item(at path: String, _ call: CallContext) throws -> KeyringItem {
+        var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item")]
+        let reply = try callMethod(
+            "GetAll", on: path, interface: "org.freedesktop.DBus.Properties",
+            g_variant_new_tuple(&arguments, 1), returning: "(a{sv})", call)
+        defer { g_variant_unref(reply) }
+        let properties = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(properties) }
+        return KeyringItem(path: path, properties: properties)
+    }
+
+    /// One property of the object at `path`, unboxed; checked to be of `type`. Unref it when done.
+    private func property(
+        _ name: String, of path: String, interface: String, type: String, _ call: CallContext
+    ) throws -> OpaquePointer {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
+        let reply = try callMethod(
+            "Get", on: path, interface: "org.freedesktop.DBus.Properties",
+            g_variant_new_tuple(&arguments, 2), returning: "(v)", call)
+        defer { g_variant_unref(reply) }
+        let boxed = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(boxed) }
+        let value = g_variant_get_variant(boxed)!
+        guard String(cString: g_variant_get_type_string(value)) == type else {
+            g_variant_unref(value)
+            throw KeyringError.invalidItemData("\(interface).\(name) has an unexpected type")
+        }
+        return value
     }
 
     /// The secret of the item at `path`, through our transfer session. One D-Bus round trip.
@@ -109,12 +152,16 @@ extension OpenService {
         _ = try gCall { secret_service_delete_item_dbus_path_sync(proxy, path, call.cancellable, $0) }
     }
 
-    /// Creates an item in the collection at `collectionPath`, replacing one with identical attributes there.
-    /// When the service answers with a prompt (a locked collection, on some providers), `allowPrompt`
-    /// decides between showing it and ``KeyringError/locked(collection:)``.
+    /// Adds an item to the collection at `collectionPath` (never replacing one: some providers ask the user
+    /// before they replace an item another program wrote). Returns the new item's path.
+    ///
+    /// Some providers answer with a prompt even for an unlocked collection (KeePassXC always does). Such a
+    /// prompt is completed within the call's time: it needs no user. When the collection is locked, the prompt
+    /// would ask for its password: `mayUnlock` decides between showing it and ``KeyringError/locked(collection:)``,
+    /// with the prompt dismissed unseen. A prompt still open at the deadline is dismissed, so nothing is written later.
     func createItem(
         in collectionPath: String, label: String, attributes: KeyringAttributes,
-        secret: KeyringSecret, contentType: String, allowPrompt: Bool, _ call: CallContext
+        secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: CallContext
     ) throws -> String {
         let propertyType = g_variant_type_new("{sv}")
         defer { g_variant_type_free(propertyType) }
@@ -126,7 +173,7 @@ extension OpenService {
         ]
         var arguments: [OpaquePointer?] = [
             g_variant_new_array(propertyType, &properties, gsize(properties.count)),
-            try encode(secret, contentType: contentType, call), g_variant_new_boolean(1),
+            try encode(secret, contentType: contentType, call), g_variant_new_boolean(0),
         ]
         let reply = try callMethod(
             "CreateItem", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
@@ -134,15 +181,30 @@ extension OpenService {
         defer { g_variant_unref(reply) }
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != "/" { return paths[0] }
-        guard allowPrompt else { throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath)) }
-        call.armDeadline()
-        let objectPath = g_variant_type_new("o")
-        defer { g_variant_type_free(objectPath) }
-        let proxy = try proxy(call)
-        let completed = try gCall { secret_service_prompt_at_dbus_path_sync(proxy, paths[1], call.cancellable, objectPath, $0) }
-        guard let completed else { throw KeyringError.promptDismissed }
+        if !mayUnlock, try isLocked(collection: collectionPath, call) {
+            try? dismissPrompt(at: paths[1], call)
+            throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
+        }
+        guard let completed = try completePrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
         defer { g_variant_unref(completed) }
         return String(cString: g_variant_get_string(completed, nil))
+    }
+
+    /// Runs the prompt at `path` to its end, within the call's time, and returns its result (`nil` when it was
+    /// dismissed). libsecret dismisses the prompt when the call is cancelled or times out.
+    func completePrompt(at path: String, returning type: String, _ call: CallContext) throws -> OpaquePointer? {
+        call.armDeadline()
+        let resultType = g_variant_type_new(type)
+        defer { g_variant_type_free(resultType) }
+        let proxy = try proxy(call)
+        return try gCall { secret_service_prompt_at_dbus_path_sync(proxy, path, call.cancellable, resultType, $0) }
+    }
+
+    /// Dismisses the prompt at `path` without showing it.
+    func dismissPrompt(at path: String, _ call: CallContext) throws {
+        let reply = try callMethod(
+            "Dismiss", on: path, interface: "org.freedesktop.Secret.Prompt", nil, returning: "()", call)
+        g_variant_unref(reply)
     }
 
     /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
@@ -177,20 +239,32 @@ extension OpenService {
 }
 
 extension KeyringItem {
-    /// Reads a libsecret item proxy's properties.
-    init(_ item: UnsafeMutablePointer<SecretItem>) {
-        let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)
-        let label = secret_item_get_label(item)
-        defer { g_free(label) }
-        let attributes = secret_item_get_attributes(item)
-        defer { attributes.map { g_hash_table_unref($0) } }
+    /// An item from the `a{sv}` of its `org.freedesktop.Secret.Item` properties; a property the provider
+    /// leaves out reads as empty (or the epoch).
+    init(path: String, properties: OpaquePointer) {
+        func value(_ name: String, _ type: String) -> OpaquePointer? {
+            let expected = g_variant_type_new(type)
+            defer { g_variant_type_free(expected) }
+            return g_variant_lookup_value(properties, name, expected)
+        }
+        func date(_ name: String) -> Date {
+            guard let seconds = value(name, "t") else { return Date(timeIntervalSince1970: 0) }
+            defer { g_variant_unref(seconds) }
+            return Date(timeIntervalSince1970: TimeInterval(g_variant_get_uint64(seconds)))
+        }
+        let label = value("Label", "s")
+        defer { label.map { g_variant_unref($0) } }
+        let attributes = value("Attributes", "a{ss}")
+        defer { attributes.map { g_variant_unref($0) } }
+        let locked = value("Locked", "b")
+        defer { locked.map { g_variant_unref($0) } }
         self.init(
-            id: String(cString: g_dbus_proxy_get_object_path(proxy)),
-            label: label.map { String(cString: $0) } ?? "",
-            attributes: attributes.map(GLibValues.dictionary(fromStringTable:)) ?? [:],
-            created: Date(timeIntervalSince1970: TimeInterval(secret_item_get_created(item))),
-            modified: Date(timeIntervalSince1970: TimeInterval(secret_item_get_modified(item))),
-            isLocked: secret_item_get_locked(item) != 0
+            id: path,
+            label: label.map { String(cString: g_variant_get_string($0, nil)) } ?? "",
+            attributes: attributes.map(GLibValues.dictionary(fromAttributes:)) ?? [:],
+            created: date("Created"),
+            modified: date("Modified"),
+            isLocked: locked.map { g_variant_get_boolean($0) != 0 } ?? false
         )
     }
 

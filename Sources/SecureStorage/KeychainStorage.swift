@@ -53,8 +53,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
             var encoded = try await codec.encode(item)
             defer { encoded.resetBytes(in: 0..<encoded.count) }
             let stored = KeyringSecret(encoded)
-            try await keyring.store(stored, label: label, attributes: codec.item.attributes,
-                                    contentType: codec.encrypts ? "application/octet-stream" : "text/plain")
+            try await keyring.store(stored, label: label, attributes: codec.item.attributes, contentType: contentType)
             if cacheable { cache.withLock { $0 = item } }
         }
     }
@@ -75,11 +74,28 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The value kept; only when the keyring definitely has none, saves `make()`'s value and returns it.
     ///
     /// The read and the save happen under the keyring's per-user creation lock for this item, so
-    /// concurrent callers — tasks here, or other processes using this library — make one value.
+    /// concurrent callers — tasks here, or other processes using this library — make one value. The save
+    /// never replaces an item: if a program that does not take the lock wrote one meanwhile, that one is returned.
     public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
         // The common case, an existing value, takes no lock.
         if let existing = try await get() { return (existing, false) }
-        return try await keyring.withCreationLock(for: codec.item.attributes) { try await readOrSave(make) }
+        return try await keyring.withCreationLock(for: codec.item.attributes) {
+            if let existing = try await get() { return (existing, false) }
+            let made = try await make()
+            let added = try await serialized {
+                var encoded = try await codec.encode(made)
+                defer { encoded.resetBytes(in: 0..<encoded.count) }
+                guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
+                                            contentType: contentType) else { return false }
+                if cacheable { cache.withLock { $0 = made } }
+                return true
+            }
+            if added { return (made, true) }
+            guard let existing = try await get() else {
+                throw KeyringError.invalidItemData("the item kept changing while being created")
+            }
+            return (existing, false)
+        }
     }
 
     /// Removes the item (and the cached value).
@@ -89,6 +105,9 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
             cache.withLock { $0 = nil }
         }
     }
+
+    /// The item's content type: JSON text when plain.
+    private var contentType: String { codec.encrypts ? "application/octet-stream" : "text/plain" }
 
     /// Runs `body` in order with other cache-touching calls when cacheable; otherwise just runs it
     /// (the keyring orders its own writes).

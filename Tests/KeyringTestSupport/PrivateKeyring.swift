@@ -2,18 +2,19 @@ import Foundation
 import Keyring
 import Synchronization
 
-/// A private D-Bus bus with its own gnome-keyring-daemon and a throwaway home: a real Secret Service
-/// that never touches the user's keyring. The bus activates nothing, so no other daemon can stand in.
+/// A private D-Bus bus with its own Secret Service provider (gnome-keyring-daemon or KeePassXC) and a
+/// throwaway home: a real Secret Service that never touches the user's keyring. The bus activates nothing,
+/// so no other daemon can stand in.
 public final class PrivateKeyring: Sendable {
-    /// What the daemon starts with.
+    /// What the provider starts with.
     public enum Start: Sendable {
-        /// A `login` keyring, created if needed and unlocked, with the `default` alias.
+        /// The default collection, created if needed and unlocked.
         case unlocked
-        /// A running daemon that has never created a keyring: no `default` alias.
+        /// gnome-keyring only: a running daemon that has never created a keyring: no `default` alias.
         case noKeyring
         /// No Secret Service at all: just the bus.
         case busOnly
-        /// The keyring files and password of another private keyring (a backup restored to a fresh home).
+        /// gnome-keyring only: the keyring files and password of another private keyring (a backup restored to a fresh home).
         case restored(KeyringBackup)
     }
 
@@ -23,22 +24,27 @@ public final class PrivateKeyring: Sendable {
         fileprivate let password: String
     }
 
+    /// The provider serving `org.freedesktop.secrets` on this bus.
+    public let provider: SecretServiceProvider
     /// The throwaway directory holding home, runtime dir and bus socket.
     public let root: URL
     /// The private bus's D-Bus address.
     public let address: String
-    private let password: String
+    let password: String
     private let bus: Process
     private let busExited: Task<Int32, Never>
     private let daemon = Mutex<(process: Process, exited: Task<Int32, Never>)?>(nil)
+    /// Other processes started for this keyring (monitors), stopped with it.
+    private let helpers = Mutex<[(process: Process, exited: Task<Int32, Never>)]>([])
 
-    /// Runs `body` with a fresh private keyring, and tears it down afterwards whatever happens.
+    /// Runs `body` with a fresh private keyring served by `provider`, and tears it down afterwards whatever happens.
     public static func with<Result>(
-        _ start: Start = .unlocked, _ body: (PrivateKeyring) async throws -> Result
+        _ start: Start = .unlocked, on provider: SecretServiceProvider = .gnomeKeyring, _ body: (PrivateKeyring) async throws -> Result
     ) async throws -> Result {
         var password: String?
         if case .restored(let backup) = start { password = backup.password }
-        let keyring = try await PrivateKeyring(password: password)
+        if case .keePassXC = provider { password = KeePassXC.password }
+        let keyring = try await PrivateKeyring(provider: provider, password: password)
         do {
             switch start {
             case .unlocked: try await keyring.startDaemon(unlock: true)
@@ -57,7 +63,8 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    private init(password: String?) async throws {
+    private init(provider: SecretServiceProvider, password: String?) async throws {
+        self.provider = provider
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         root = URL(fileURLWithPath: base).appendingPathComponent("kr-\(UUID().uuidString.prefix(8))")
         for sub in ["home", "run", "bus"] {
@@ -100,12 +107,42 @@ public final class PrivateKeyring: Sendable {
         KeyringClient(schema: schema, bus: .address(address), unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
     }
 
-    /// Starts gnome-keyring-daemon on this bus and waits until it owns `org.freedesktop.secrets`.
-    /// With `unlock`, it creates (or opens) the `login` keyring with this keyring's password.
+    /// Starts the provider on this bus and waits until it serves its default collection.
+    /// With `unlock`, gnome-keyring creates (or opens) the `login` keyring with this keyring's password;
+    /// without, it has no keyring. KeePassXC always opens its database.
     public func startDaemon(unlock: Bool = true) async throws {
-        let process = try ChildProcess.prepare(
-            "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
-            environment: environment)
+        switch provider {
+        case .gnomeKeyring:
+            try await startGnomeKeyring(unlock: unlock)
+        case .keePassXC(let unlockBeforeSearch):
+            precondition(unlock, "KeePassXC always opens its database")
+            try await startKeePassXC(unlockBeforeSearch: unlockBeforeSearch)
+        }
+    }
+
+    /// Locks the default collection, as the provider's own lock does (gnome-keyring: the Secret Service's
+    /// `Lock`; KeePassXC: its "lock all databases").
+    public func lock() async throws {
+        switch provider {
+        case .gnomeKeyring: try await client().lock(.default)
+        case .keePassXC: try await lockKeePassXC()
+        }
+    }
+
+    /// Unlocks the default collection with its password, with no prompt (gnome-keyring: restarted with
+    /// `--unlock`, as at login; KeePassXC: its database opened again).
+    public func unlock() async throws {
+        switch provider {
+        case .gnomeKeyring:
+            await killDaemon()
+            try await startDaemon(unlock: true)
+        case .keePassXC:
+            try await unlockKeePassXC()
+        }
+    }
+
+    /// Runs `process` as this keyring's provider: its output discarded, `input` written to its standard input.
+    func launch(_ process: Process, input: Data) throws {
         let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
@@ -113,8 +150,15 @@ public final class PrivateKeyring: Sendable {
         let exited = ChildProcess.exitStatus(of: process)
         try process.run()
         daemon.withLock { $0 = (process, exited) }
-        if unlock { try stdin.fileHandleForWriting.write(contentsOf: Data(password.utf8)) }
+        try stdin.fileHandleForWriting.write(contentsOf: input)
         try stdin.fileHandleForWriting.close()
+    }
+
+    private func startGnomeKeyring(unlock: Bool) async throws {
+        let process = try ChildProcess.prepare(
+            "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
+            environment: environment)
+        try launch(process, input: unlock ? Data(password.utf8) : Data())
         let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", "org.freedesktop.secrets"])
         guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
     }
@@ -134,14 +178,14 @@ public final class PrivateKeyring: Sendable {
         for (name, data) in backup.files { try data.write(to: keyringsDirectory.appendingPathComponent(name)) }
     }
 
-    /// Kills the daemon outright (SIGKILL) and waits until it has exited.
+    /// Kills the provider outright (SIGKILL: KeePassXC ignores SIGTERM while a dialog is up) and waits until it has exited.
     public func killDaemon() async {
         guard let running = daemon.withLock({ current in defer { current = nil }; return current }) else { return }
         kill(running.process.processIdentifier, SIGKILL)
         _ = await running.exited.value
     }
 
-    /// Freezes (SIGSTOP) or thaws (SIGCONT) the daemon: a Secret Service that accepts calls and never answers.
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the provider: a Secret Service that accepts calls and never answers.
     public func freezeDaemon(_ frozen: Bool) {
         guard let pid = daemon.withLock({ $0?.process.processIdentifier }) else { return }
         kill(pid, frozen ? SIGSTOP : SIGCONT)
@@ -152,9 +196,18 @@ public final class PrivateKeyring: Sendable {
         try await ChildProcess.run(executable, arguments, environment: environment, input: input)
     }
 
+    /// Stops `process` (SIGKILL) when this keyring shuts down.
+    func adopt(_ process: Process, exited: Task<Int32, Never>) {
+        helpers.withLock { $0.append((process, exited)) }
+    }
+
     private func shutDown() async {
         freezeDaemon(false)
         await killDaemon()
+        for helper in helpers.withLock({ $0 }) {
+            kill(helper.process.processIdentifier, SIGKILL)
+            _ = await helper.exited.value
+        }
         // SIGKILL: children inherit the test runner's blocked signal mask, so SIGTERM may never arrive.
         kill(bus.processIdentifier, SIGKILL)
         _ = await busExited.value

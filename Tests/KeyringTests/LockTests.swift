@@ -5,7 +5,7 @@ import Testing
 
 @Suite("A locked keyring is reported as locked, never as absent")
 struct LockTests {
-    @Test("Non-interactive read of an item in a locked collection throws .locked within a second; the item survives")
+    @Test("Non-interactive read of an item in a locked collection throws .locked, never waiting on a prompt; the item survives")
     func lockedIsNotAbsent() async throws {
         try await PrivateKeyring.with { keyring in
             let client = keyring.client(unlockPolicy: .nonInteractive, timeout: .seconds(10))
@@ -15,15 +15,12 @@ struct LockTests {
             #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
             try await client.lock(.default)
 
-            var error: KeyringError?
-            let elapsed = await ContinuousClock().measure {
-                error = await keyringError { try await client.secret(matching: attributes) }
-            }
-            #expect(error == .locked(collection: "login"))
-            #expect(elapsed < .seconds(1))
+            // An answer within the client's timeout: no prompt was waited on.
+            #expect(await keyringError { try await client.secret(matching: attributes) } == .locked(collection: "login"))
 
-            // Absent stays absent while locked, and the locked item is still listed, untouched.
-            #expect(try await client.secret(matching: uniqueAttributes("never stored")) == nil)
+            // What a locked collection holds is unknown, so nothing reads as absent there; gnome-keyring still
+            // lists the locked item, untouched.
+            #expect(await keyringError { try await client.secret(matching: uniqueAttributes("never stored")) } == .locked(collection: "login"))
             let item = try #require(try await client.items(matching: attributes).first)
             #expect(item.isLocked)
             #expect(await keyringError { try await client.secret(of: item) } == .locked(collection: "login"))

@@ -1,0 +1,31 @@
+/// A Secret Service provider the test support can start on a private bus.
+public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
+    /// gnome-keyring-daemon with a `login` keyring.
+    case gnomeKeyring
+    /// KeePassXC with its Secret Service integration on, serving one database as the collection `keepassxc`.
+    /// `unlockBeforeSearch` is its `[FdoSecrets] UnlockBeforeSearch` setting: when on (KeePassXC's default),
+    /// a search with every database locked waits for someone to unlock one; when off, it answers with nothing.
+    case keePassXC(unlockBeforeSearch: Bool)
+
+    /// The providers every keyring-facing test runs on: each with its default settings.
+    public static let all: [SecretServiceProvider] = [.gnomeKeyring, .keePassXC(unlockBeforeSearch: true)]
+
+    /// Every provider and every lock mode: for tests of what a locked keyring answers.
+    public static let allLockModes: [SecretServiceProvider] = all + [.keePassXC(unlockBeforeSearch: false)]
+
+    /// The name of the collection the `default` alias points to, as errors report it.
+    public var defaultCollection: String {
+        switch self {
+        case .gnomeKeyring: "login"
+        case .keePassXC: "keepassxc"
+        }
+    }
+
+    /// A short name for test output.
+    public var description: String {
+        switch self {
+        case .gnomeKeyring: "gnome-keyring"
+        case .keePassXC(let unlockBeforeSearch): "KeePassXC (UnlockBeforeSearch=\(unlockBeforeSearch))"
+        }
+    }
+}

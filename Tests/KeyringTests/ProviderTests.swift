@@ -1,0 +1,113 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("Truthful on every provider: locked is never absent, and prompts that need no user are completed")
+struct ProviderTests {
+    @Test("Stored, then locked: reads are .locked at once, never nil; read-or-create sends no CreateItem; unlocked, the same secret",
+          arguments: SecretServiceProvider.allLockModes)
+    func lockedIsNeverAbsent(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client(unlockPolicy: .nonInteractive)
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "the identity"), label: "identity", attributes: attributes)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
+            try await keyring.lock()
+            let creates = try await keyring.watchCalls(to: "CreateItem")
+
+            // The client that read before, and a new one (as another process would be): neither is told "absent".
+            // KeePassXC with UnlockBeforeSearch holds a service-wide search until someone unlocks: an answer
+            // within the client's timeout shows none was sent.
+            let locked = KeyringError.locked(collection: provider.defaultCollection)
+            #expect(await keyringError { try await client.secret(matching: attributes) } == locked)
+            #expect(await keyringError { try await keyring.client().secret(matching: attributes) } == locked)
+            #expect(await keyringError { try await keyring.client().secret(matching: uniqueAttributes("never stored")) } == locked)
+            #expect(await keyringError {
+                try await keyring.client().secret(matching: attributes, orStore: {
+                    Issue.record("must not make a secret while the keyring is locked")
+                    return KeyringSecret(utf8: "new")
+                }, label: "new")
+            } == locked)
+            #expect(await keyringError { try await client.deleteAll(matching: attributes) } == locked)
+            #expect(try await creates.callCount() == 0)
+
+            try await keyring.unlock()
+            #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
+            #expect(try await client.items(matching: attributes).count == 1)
+        }
+    }
+
+    @Test("Interactive read of a locked keyring with nobody to answer: an error within the timeout, no CreateItem, nothing lost",
+          arguments: SecretServiceProvider.allLockModes)
+    func interactiveWithNobodyThere(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let attributes = uniqueAttributes()
+            try await keyring.client().store(KeyringSecret(utf8: "kept"), label: "kept", attributes: attributes)
+            try await keyring.lock()
+            let creates = try await keyring.watchCalls(to: "CreateItem")
+            let client = keyring.client(unlockPolicy: .interactive, timeout: .seconds(2))
+            let error = await keyringError {
+                try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: "new") }, label: "new")
+            }
+            #expect(error == .promptDismissed || error == .timedOut(.seconds(2)), "got \(String(describing: error))")
+            #expect(try await creates.callCount() == 0)
+            try await keyring.unlock()
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "kept")
+        }
+    }
+
+    @Test("A store into a locked collection is .locked under .nonInteractive, and writes nothing",
+          arguments: SecretServiceProvider.allLockModes)
+    func storeWhileLocked(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client(unlockPolicy: .nonInteractive)
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "original"), label: "original", attributes: attributes)
+            try await keyring.lock()
+            #expect(await keyringError {
+                try await client.store(KeyringSecret(utf8: "other"), label: "other", attributes: attributes)
+            } == .locked(collection: "default"))
+            try await keyring.unlock()
+            #expect(try await client.items(matching: attributes).map(\.label) == ["original"])
+            #expect(try await client.secret(matching: attributes)?.utf8String == "original")
+        }
+    }
+
+    @Test("Unlocked: non-interactive store, replace, read-or-create and delete complete the provider's prompts",
+          arguments: SecretServiceProvider.all)
+    func promptsThatNeedNoUser(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client(unlockPolicy: .nonInteractive)
+            let attributes = uniqueAttributes()
+            let made = try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: "made") }, label: "made")
+            #expect(made.created && made.secret.utf8String == "made")
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "made")
+            try await client.store(KeyringSecret(utf8: "replaced"), label: "replaced", attributes: attributes)
+            #expect(try await keyring.client().items(matching: attributes).map(\.label) == ["replaced"])
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "replaced")
+            #expect(try await client.deleteAll(matching: attributes) == 1)
+            #expect(try await keyring.client().secret(matching: attributes) == nil)
+        }
+    }
+
+    @Test("Read-or-create never replaces what another program wrote between the read and the create",
+          arguments: SecretServiceProvider.all)
+    func addNeverReplaces(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.withCreationLock(for: attributes) {
+                #expect(try await client.secret(matching: attributes) == nil)
+                // Another program, which takes no lock, writes the item now.
+                let store = try await keyring.run(
+                    "secret-tool", ["store", "--label=theirs", "service", attributes["service"]!, "account", attributes["account"]!],
+                    input: Data("theirs".utf8))
+                #expect(store.status == 0)
+                #expect(try await client.add(KeyringSecret(utf8: "ours"), label: "ours", attributes: attributes) == false)
+            }
+            #expect(try await client.items(matching: attributes).map(\.label) == ["theirs"])
+            #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "theirs")
+        }
+    }
+}
