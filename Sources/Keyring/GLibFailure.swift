@@ -34,7 +34,9 @@ struct GLibFailure: Error {
     var isCancelled: Bool { isIO(G_IO_ERROR_CANCELLED) }
     var isLocked: Bool { isSecret(SECRET_ERROR_IS_LOCKED) || remoteName == "org.freedesktop.Secret.Error.IsLocked" }
     var isNoSuchObject: Bool {
+        // KeePassXC answers for an item deleted a moment ago with UnknownInterface: the path is still registered.
         isSecret(SECRET_ERROR_NO_SUCH_OBJECT) || isDBus(G_DBUS_ERROR_UNKNOWN_OBJECT) || isDBus(G_DBUS_ERROR_UNKNOWN_METHOD)
+            || isDBus(G_DBUS_ERROR_UNKNOWN_INTERFACE)
             || remoteName == "org.freedesktop.Secret.Error.NoSuchObject"
     }
 

@@ -15,19 +15,6 @@ enum GLibValues {
         return result
     }
 
-    /// Takes a NULL-terminated string vector, returning its strings and freeing it.
-    static func strings(takingStrv strv: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
-        guard let strv else { return [] }
-        defer { g_strfreev(strv) }
-        var result: [String] = []
-        var index = 0
-        while let string = strv[index] {
-            result.append(String(cString: string))
-            index += 1
-        }
-        return result
-    }
-
     /// The object-path children (type `o`) of a tuple variant, in order.
     static func objectPaths(inTuple tuple: OpaquePointer) -> [String] {
         (0..<Int(g_variant_n_children(tuple))).compactMap { index in
@@ -61,24 +48,26 @@ enum GLibValues {
 
     /// The object paths in the `ao` child at `index` of a tuple variant.
     static func objectPaths(in tuple: OpaquePointer, at index: Int) -> [String] {
-        let array = g_variant_get_child_value(tuple, gsize(index))
+        let array = g_variant_get_child_value(tuple, gsize(index))!
         defer { g_variant_unref(array) }
-        return (0..<Int(g_variant_n_children(array))).map { child in
+        return objectPaths(inArray: array)
+    }
+
+    /// The object paths in an `ao` variant.
+    static func objectPaths(inArray array: OpaquePointer) -> [String] {
+        (0..<Int(g_variant_n_children(array))).map { child in
             let path = g_variant_get_child_value(array, gsize(child))
             defer { g_variant_unref(path) }
             return String(cString: g_variant_get_string(path, nil))
         }
     }
 
-    /// Calls `body` with a NULL-terminated `const gchar **` holding `strings`.
-    static func withStrv<Result>(
-        _ strings: [String],
-        _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) throws -> Result
-    ) rethrows -> Result {
-        let copies = strings.map { UnsafePointer(g_strdup($0)) }
-        defer { copies.forEach { g_free(UnsafeMutablePointer(mutating: $0)) } }
-        var vector = copies + [nil]
-        return try vector.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
+    /// An `ao` variant of `paths`.
+    static func objectPathArray(_ paths: [String]) -> OpaquePointer {
+        let pathType = g_variant_type_new("o")
+        defer { g_variant_type_free(pathType) }
+        var children: [OpaquePointer?] = paths.map { g_variant_new_object_path($0) }
+        return g_variant_new_array(pathType, &children, gsize(children.count))
     }
 
     /// A floating-free `a{ss}` variant of `attributes`; unref it when done.

@@ -84,14 +84,22 @@ extension KeyringClient {
         try items(at: paths, service, call).first?.id ?? paths[0]
     }
 
-    /// Stores `secret` as a new item in `collection`, then removes the other items there that `attributes`
-    /// address: a store replaces. Returns the new item's path.
+    /// Stores `secret` as a new item in `collection`, then removes the items there that `attributes` addressed
+    /// before: a store replaces. Returns the new item's path.
+    ///
+    /// Only items seen before the new one was added are removed, so concurrent stores (in this process or
+    /// another) never remove each other's item: at worst both stay, and the next store removes the older.
     func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ service: OpenService, _ call: CallContext
     ) throws -> String {
+        // A locked collection may hide what it holds: unlock it (or throw) before looking.
+        let previous = try naming(collection, service, call) {
+            if try service.isLocked(collection: collection.objectPath, call) { try unlock(collection, service, call) }
+            return try service.searchPaths(attributes, inCollection: collection.objectPath, call)
+        }
         let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-        for other in try others(matching: attributes, besides: path, service, call) {
+        for other in previous where other != path {
             try deleteIfPresent(other, service, call)
         }
         // Reads in this process return what was just written, even if an older match sits in another collection.
@@ -123,7 +131,7 @@ extension KeyringClient {
         return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
     }
 
-    /// Adds a new item to `collection`, unlocking the collection when allowed, and telling a missing alias apart.
+    /// Adds a new item to `collection`, unlocking the collection when allowed.
     private func add(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ service: OpenService, _ call: CallContext
@@ -134,12 +142,23 @@ extension KeyringClient {
                 in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
                 mayUnlock: unlockPolicy == .interactive, call)
         }
+        return try naming(collection, service, call) {
+            do {
+                return try step()
+            } catch let failure as GLibFailure where failure.isLocked {
+                try unlock(collection, service, call)
+                return try step()
+            }
+        }
+    }
+
+    /// Runs `body`, which addresses `collection` by its alias; when it fails, tells a missing alias
+    /// (``KeyringError/noDefaultCollection(alias:)``) apart from other failures.
+    private func naming<Result>(
+        _ collection: KeyringCollection, _ service: OpenService, _ call: CallContext, _ body: () throws -> Result
+    ) throws -> Result {
         do {
-            return try step()
-        } catch let failure as GLibFailure where failure.isLocked {
-            guard unlockPolicy == .interactive else { throw KeyringError.locked(collection: collection.alias) }
-            try unlockOrThrow([collection.objectPath], service, call)
-            return try step()
+            return try body()
         } catch let failure as GLibFailure where !failure.isCancelled {
             _ = try resolve(collection, service, call)
             throw failure
@@ -154,6 +173,26 @@ extension KeyringClient {
         let connection = connection
         return try await BlockingExecutor.run(timeout: timeout, spent: spent) { call in
             try connection.withService(call) { try body($0, call) }
+        }
+    }
+
+    /// Runs a step that changes items: one at a time per bus in this process. Writes of one item racing each
+    /// other gain nothing, and two deletions of one item at once crash KeePassXC 2.7.4.
+    func performWrite<Result: Sendable>(
+        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
+    ) async throws -> Result {
+        let started = ContinuousClock.now
+        return try await holding(connection.writes) { try await perform(spent: ContinuousClock.now - started, body) }
+    }
+
+    /// Runs `body` holding `lock`, waiting for it no longer than ``timeout``.
+    func holding<Value: Sendable>(_ lock: AsyncLock, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await lock.withLock(timeout: timeout, body)
+        } catch is AsyncLock.TimedOut {
+            throw KeyringError.timedOut(timeout)
+        } catch is CancellationError {
+            throw KeyringError.cancelled
         }
     }
 
@@ -184,6 +223,12 @@ extension KeyringClient {
         }
         let unlocked = try service.unlock(paths, call)
         guard Set(paths).isSubset(of: unlocked) else { throw KeyringError.promptDismissed }
+    }
+
+    /// Unlocks the collection an alias names when the policy allows a prompt; otherwise throws
+    /// ``KeyringError/locked(collection:)`` with its real name.
+    func unlock(_ collection: KeyringCollection, _ service: OpenService, _ call: CallContext) throws {
+        try unlockOrThrow([try resolve(collection, service, call)], service, call)
     }
 
     @discardableResult

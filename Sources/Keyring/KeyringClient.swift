@@ -53,16 +53,10 @@ public struct KeyringClient: Sendable {
     ) async throws -> Value {
         let name = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
-        do {
-            return try await CreationLock.inProcess(name).withLock(timeout: timeout) {
-                let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
-                defer { lock.release() }
-                return try await body()
-            }
-        } catch is AsyncLock.TimedOut {
-            throw KeyringError.timedOut(timeout)
-        } catch is CancellationError {
-            throw KeyringError.cancelled
+        return try await holding(CreationLock.inProcess(name)) {
+            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
+            defer { lock.release() }
+            return try await body()
         }
     }
 
@@ -78,7 +72,7 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws {
         try validate(attributes)
-        try await perform { service, call in
+        try await performWrite { service, call in
             _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
     }
@@ -97,7 +91,7 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws -> Bool {
         try validate(attributes)
-        return try await perform { service, call in
+        return try await performWrite { service, call in
             try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
     }
@@ -131,7 +125,7 @@ public struct KeyringClient: Sendable {
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
         return try await withCreationLock(for: attributes) {
-            try await perform { service, call in
+            try await performWrite { service, call in
                 var made: KeyringSecret?
                 // Another program (not taking our lock) may add a match meanwhile: then that one stands.
                 for _ in 0..<3 {
@@ -171,7 +165,7 @@ public struct KeyringClient: Sendable {
     /// Deletes `item`; returns `false` when it was already gone.
     @discardableResult
     public func delete(_ item: KeyringItem) async throws -> Bool {
-        try await perform { service, call in
+        try await performWrite { service, call in
             if item.isLocked { try unlockOrThrow([item.id], service, call) }
             return try deleteIfPresent(item.id, service, call)
         }
@@ -183,7 +177,7 @@ public struct KeyringClient: Sendable {
     @discardableResult
     public func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
-        return try await perform { service, call in
+        return try await performWrite { service, call in
             var found = try matches(attributes, service, call)
             if !found.locked.isEmpty || !found.unknown.isEmpty {
                 try unlockOrThrow(found.locked + found.unknown, service, call)

@@ -31,11 +31,7 @@ extension OpenService {
     func collectionPaths(_ call: CallContext) throws -> [String] {
         let value = try property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", type: "ao", call)
         defer { g_variant_unref(value) }
-        return (0..<Int(g_variant_n_children(value))).map { index in
-            let path = g_variant_get_child_value(value, gsize(index))
-            defer { g_variant_unref(path) }
-            return String(cString: g_variant_get_string(path, nil))
-        }
+        return GLibValues.objectPaths(inArray: value)
     }
 
     /// Whether the collection at `path` (or alias path) is locked: its `Locked` property.
@@ -123,33 +119,40 @@ extension OpenService {
         }
     }
 
-    /// Asks the service to unlock `paths`, which may show a prompt; returns the paths now unlocked.
+    /// Asks the service to unlock `paths`, which may show a prompt for a password; returns the paths now unlocked.
+    /// The D-Bus method is `Service.Unlock`.
     func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
-        call.armDeadline()
-        let proxy = try proxy(call)
-        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        _ = try GLibValues.withStrv(paths) { strv in
-            try gCall { secret_service_unlock_dbus_paths_sync(proxy, strv, call.cancellable, &unlocked, $0) }
-        }
-        return GLibValues.strings(takingStrv: unlocked)
+        try changeLock("Unlock", paths, call)
     }
 
-    /// Locks the items or collections at `paths`.
+    /// Locks the items or collections at `paths` (some providers answer with a prompt that needs no user).
+    /// The D-Bus method is `Service.Lock`.
     func lock(_ paths: [String], _ call: CallContext) throws {
-        call.armDeadline()
-        let proxy = try proxy(call)
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        _ = try GLibValues.withStrv(paths) { strv in
-            try gCall { secret_service_lock_dbus_paths_sync(proxy, strv, call.cancellable, &locked, $0) }
-        }
-        _ = GLibValues.strings(takingStrv: locked)
+        _ = try changeLock("Lock", paths, call)
     }
 
-    /// Deletes the item at `path`.
+    /// `Service.Lock` or `Service.Unlock`, with its prompt run when it has one; the paths changed.
+    private func changeLock(_ method: String, _ paths: [String], _ call: CallContext) throws -> [String] {
+        var arguments: [OpaquePointer?] = [GLibValues.objectPathArray(paths)]
+        let reply = try callMethod(
+            method, on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+            g_variant_new_tuple(&arguments, 1), returning: "(aoo)", call)
+        defer { g_variant_unref(reply) }
+        let changed = GLibValues.objectPaths(in: reply, at: 0)
+        guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != "/" else { return changed }
+        guard let result = try runPrompt(at: prompt, returning: "ao", call) else { return changed }
+        defer { g_variant_unref(result) }
+        return changed + GLibValues.objectPaths(inArray: result)
+    }
+
+    /// Deletes the item at `path` (some providers answer with a prompt). The D-Bus method is `Item.Delete`.
     func delete(path: String, _ call: CallContext) throws {
-        call.armDeadline()
-        let proxy = try proxy(call)
-        _ = try gCall { secret_service_delete_item_dbus_path_sync(proxy, path, call.cancellable, $0) }
+        let reply = try callMethod("Delete", on: path, interface: "org.freedesktop.Secret.Item", nil, returning: "(o)", call)
+        defer { g_variant_unref(reply) }
+        guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != "/" else { return }
+        // The specification gives the deletion prompt's result no type; providers differ.
+        guard let result = try runPrompt(at: prompt, returning: nil, call) else { throw KeyringError.promptDismissed }
+        g_variant_unref(result)
     }
 
     /// Adds an item to the collection at `collectionPath` (never replacing one: some providers ask the user
@@ -182,29 +185,12 @@ extension OpenService {
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != "/" { return paths[0] }
         if !mayUnlock, try isLocked(collection: collectionPath, call) {
-            try? dismissPrompt(at: paths[1], call)
+            dismissPrompt(at: paths[1])
             throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
         }
-        guard let completed = try completePrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
+        guard let completed = try runPrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
         defer { g_variant_unref(completed) }
         return String(cString: g_variant_get_string(completed, nil))
-    }
-
-    /// Runs the prompt at `path` to its end, within the call's time, and returns its result (`nil` when it was
-    /// dismissed). libsecret dismisses the prompt when the call is cancelled or times out.
-    func completePrompt(at path: String, returning type: String, _ call: CallContext) throws -> OpaquePointer? {
-        call.armDeadline()
-        let resultType = g_variant_type_new(type)
-        defer { g_variant_type_free(resultType) }
-        let proxy = try proxy(call)
-        return try gCall { secret_service_prompt_at_dbus_path_sync(proxy, path, call.cancellable, resultType, $0) }
-    }
-
-    /// Dismisses the prompt at `path` without showing it.
-    func dismissPrompt(at path: String, _ call: CallContext) throws {
-        let reply = try callMethod(
-            "Dismiss", on: path, interface: "org.freedesktop.Secret.Prompt", nil, returning: "()", call)
-        g_variant_unref(reply)
     }
 
     /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
@@ -225,15 +211,14 @@ extension OpenService {
         return reply
     }
 
-    /// The collection path an alias points to, or `nil` when the alias is not set.
+    /// The collection path an alias points to, or `nil` when the alias is not set. The D-Bus method is `Service.ReadAlias`.
     func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
-        call.armDeadline()
-        let proxy = try proxy(call)
-        guard let path = try gCall({ secret_service_read_alias_dbus_path_sync(proxy, alias, call.cancellable, $0) }) else {
-            return nil
-        }
-        defer { g_free(path) }
-        let target = String(cString: path)
+        var arguments: [OpaquePointer?] = [g_variant_new_string(alias)]
+        let reply = try callMethod(
+            "ReadAlias", on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
+            g_variant_new_tuple(&arguments, 1), returning: "(o)", call)
+        defer { g_variant_unref(reply) }
+        let target = GLibValues.objectPaths(inTuple: reply)[0]
         return target == "/" ? nil : target
     }
 }

@@ -2,8 +2,8 @@ import CLibSecret
 import Synchronization
 
 /// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
-/// told us. libsecret's `SecretService` proxy is made only when a step needs libsecret (prompts, item
-/// properties, deletion), so the common read costs no name lookup and no proxy setup.
+/// told us. Every call is a direct D-Bus call on our connection; libsecret's `SecretService` proxy is made only
+/// for the encrypted transfer session (its Diffie-Hellman negotiation and secret encoding).
 final class OpenService: @unchecked Sendable {
     // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change once set.
     let connection: OpaquePointer
@@ -94,7 +94,7 @@ final class OpenService: @unchecked Sendable {
         }
     }
 
-    /// libsecret's proxy on our connection, made on first need.
+    /// libsecret's proxy on our connection, made on first need (an encrypted session's secrets are coded with it).
     func proxy(_ call: CallContext) throws -> UnsafeMutablePointer<SecretService> {
         if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
         // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
@@ -151,6 +151,8 @@ final class ServiceConnection: Sendable {
     private let bus: BusAddress
     private let transport: SecretTransport
     private let current = Mutex<OpenService?>(nil)
+    /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
+    let writes = AsyncLock()
 
     private init(bus: BusAddress, transport: SecretTransport) {
         self.bus = bus

@@ -11,9 +11,9 @@ struct CommandTests {
         text.count == 65 && text.hasSuffix("\n") && text.dropLast().allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 
-    @Test("`id` prints only the id; a second process prints the same; `--json` wraps it")
-    func id() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("`id` prints only the id; a second process prints the same; `--json` wraps it", arguments: SecretServiceProvider.all)
+    func id(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let first = try await keyring.deviceid("id")
             #expect(first.status == 0, "\(first.errorText)")
             #expect(Self.isID(first.text))
@@ -25,9 +25,9 @@ struct CommandTests {
         }
     }
 
-    @Test("`info` prints one JSON object with the documented fields")
-    func info() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("`info` prints one JSON object with the documented fields", arguments: SecretServiceProvider.all)
+    func info(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let output = try await keyring.deviceid("info", "--access-group", "com.example.info", "--key-size", "3072")
             #expect(output.status == 0, "\(output.errorText)")
             let object = try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any])
@@ -43,9 +43,9 @@ struct CommandTests {
         }
     }
 
-    @Test("`regenerate` prints a new id that `id` then prints; `delete` removes it")
-    func regenerateAndDelete() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("`regenerate` prints a new id that `id` then prints; `delete` removes it", arguments: SecretServiceProvider.all)
+    func regenerateAndDelete(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let old = try await keyring.deviceid("id").text
             let new = try await keyring.deviceid("regenerate")
             #expect(new.status == 0 && new.text != old && Self.isID(new.text))
@@ -55,9 +55,9 @@ struct CommandTests {
         }
     }
 
-    @Test("`public-key` in PEM, PKCS#1 hex (whose SHA-256 is the id) and JWK; `sign` reads stdin and verifies")
-    func publicKeyAndSign() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("`public-key` in PEM, PKCS#1 hex (whose SHA-256 is the id) and JWK; `sign` reads stdin and verifies", arguments: SecretServiceProvider.all)
+    func publicKeyAndSign(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let id = try await keyring.deviceid("id").text.trimmingCharacters(in: .newlines)
             let pem = try await keyring.deviceid("public-key").text
             #expect(pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n") && pem.hasSuffix("-----END PUBLIC KEY-----\n"))
@@ -78,9 +78,9 @@ struct CommandTests {
         }
     }
 
-    @Test("`uuid` and `app-id` print their identifiers; `app-id` matches systemd-id128 or both fail")
-    func uuidAndAppID() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("`uuid` and `app-id` print their identifiers; `app-id` matches systemd-id128 or both fail", arguments: SecretServiceProvider.all)
+    func uuidAndAppID(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let uuid = try await keyring.deviceid("uuid")
             #expect(uuid.status == 0 && Self.isID(uuid.text))
             #expect(try await keyring.deviceid("uuid").text == uuid.text)
@@ -97,9 +97,9 @@ struct CommandTests {
         }
     }
 
-    @Test("Exit codes and one-line errors: usage 64, corrupt 65, unavailable 69, locked 75")
-    func exitCodes() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Exit codes and one-line errors: usage 64, corrupt 65, unavailable 69, locked 75", arguments: SecretServiceProvider.all)
+    func exitCodes(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let usage = try await keyring.deviceid("id", "--key-size", "1024")
             #expect(usage.status == 64)
             #expect(usage.errorText.hasPrefix("deviceid: error: ") && usage.errorText.split(separator: "\n").count == 1)
@@ -112,7 +112,7 @@ struct CommandTests {
             #expect(corrupt.errorText.hasPrefix("deviceid: error: the stored device identity cannot be decrypted"))
 
             _ = try await keyring.deviceid("id")
-            try await keyring.client().lock(.default)
+            try await keyring.lock()
             let locked = try await keyring.deviceid("id", "--non-interactive")
             #expect(locked.status == 75 && locked.stdout.isEmpty)
             #expect(locked.errorText.contains("is locked"))
@@ -142,18 +142,46 @@ struct CommandTests {
         #expect(generated.stdout == (try Data(contentsOf: committed)))
     }
 
-    @Test("Eight processes at once on an empty keyring: one identity, one key generation, every process prints it")
-    func concurrentProcesses() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Sixteen non-interactive processes at once on an empty keyring: one identity, one key generation, every process prints it",
+          arguments: SecretServiceProvider.all)
+    func concurrentProcesses(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let outputs = try await withThrowingTaskGroup(of: ProcessOutput.self) { tasks in
-                for _ in 0..<8 { tasks.addTask { try await keyring.deviceid("id", environment: ["DEVICEID_LOG_LEVEL": "notice"]) } }
+                for _ in 0..<16 {
+                    tasks.addTask { try await keyring.deviceid("id", "--non-interactive", environment: ["DEVICEID_LOG_LEVEL": "notice"]) }
+                }
                 return try await tasks.reduce(into: [ProcessOutput]()) { $0.append($1) }
             }
-            #expect(outputs.allSatisfy { $0.status == 0 })
+            #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.errorText))")
             #expect(Set(outputs.map(\.text)).count == 1)
+            #expect(Self.isID(outputs[0].text))
             let generations = outputs.map { $0.errorText.components(separatedBy: "generated a new device identity").count - 1 }
             #expect(generations.reduce(0, +) == 1)
             #expect(try await keyring.client().items(matching: ["service": "deviceid"]).count == 2)   // identity and encryption key
+        }
+    }
+
+    @Test("Locked after first use: `id` and `id --non-interactive` exit 75 with no CreateItem sent; unlocked, the same id",
+          arguments: SecretServiceProvider.allLockModes)
+    func lockedKeyring(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let id = try await keyring.deviceid("id", "--access-group", "g1")
+            #expect(Self.isID(id.text), "\(id.errorText)")
+            try await keyring.lock()
+            let creates = try await keyring.watchCalls(to: "CreateItem")
+
+            // With nobody to answer the unlock prompt, the interactive one waits out its timeout.
+            let interactive = try await keyring.deviceid("id", "--access-group", "g1", "--timeout", "3")
+            #expect(interactive.status == 75 && interactive.stdout.isEmpty, "\(interactive.errorText)")
+            // The non-interactive one says "locked" at once, not "did not answer within 3 s".
+            let nonInteractive = try await keyring.deviceid("id", "--access-group", "g1", "--non-interactive", "--timeout", "3")
+            #expect(nonInteractive.status == 75 && nonInteractive.stdout.isEmpty)
+            #expect(nonInteractive.errorText.contains("is locked"), "\(nonInteractive.errorText)")
+            #expect(try await creates.callCount() == 0)
+
+            try await keyring.unlock()
+            #expect(try await keyring.deviceid("id", "--access-group", "g1", "--non-interactive").text == id.text)
+            #expect(try await keyring.client().items(matching: ["service": "g1"]).count == 2)   // identity and encryption key
         }
     }
 }

@@ -11,9 +11,9 @@ struct DefaultDeviceIdentifierTests {
         DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: group)
     }
 
-    @Test("First use generates a 64-hex id from a 2048-bit key; it stays the same for new instances, and after clearCache")
-    func stable() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("First use generates a 64-hex id from a 2048-bit key; it stays the same for new instances, and after clearCache", arguments: SecretServiceProvider.all)
+    func stable(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let counter = GenerationCounter()
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
@@ -31,9 +31,9 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
-    @Test("10,000 concurrent id calls, on one identifier and on twenty, make one key generation")
-    func concurrentCallers() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("10,000 concurrent id calls, on one identifier and on twenty, make one key generation", arguments: SecretServiceProvider.all)
+    func concurrentCallers(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let counter = GenerationCounter()
             let shared = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client(), logger: counter.logger)
@@ -64,9 +64,9 @@ struct DefaultDeviceIdentifierTests {
         #expect(DeviceIdentifierConfiguration.highSecurity.keychainAccount != DeviceIdentifierConfiguration.default.keychainAccount)
     }
 
-    @Test("regenerateIdentifier deletes the identity and returns a different one; the stored item follows")
-    func regenerate() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("regenerateIdentifier deletes the identity and returns a different one; the stored item follows", arguments: SecretServiceProvider.all)
+    func regenerate(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
             let old = try await identifier.id
@@ -77,9 +77,9 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
-    @Test("Signatures made with the device key verify with its exported public key")
-    func deviceBinding() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Signatures made with the device key verify with its exported public key", arguments: SecretServiceProvider.all)
+    func deviceBinding(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client())
             let challenge = Data("nonce-\(UUID())".utf8)
             for algorithm in SignatureAlgorithm.allCases {
@@ -89,20 +89,19 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
-    @Test("Locked: a typed error, no identity generated, nothing written; unlocked again, the same id")
-    func locked() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Locked: a typed error, no identity generated, nothing written; unlocked again, the same id", arguments: SecretServiceProvider.all)
+    func locked(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let id = try await DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client()).id
-            try await keyring.client().lock(.default)
+            try await keyring.lock()
             let counter = GenerationCounter()
             let identifier = try DefaultDeviceIdentifier(
                 configuration: configuration(group), keyring: keyring.client(unlockPolicy: .nonInteractive), logger: counter.logger)
             #expect(await thrownError { try await identifier.id } as? DeviceIdentifierError
-                    == .keychainUnexpectedStatus(.locked(collection: "login")))
+                    == .keychainUnexpectedStatus(.locked(collection: provider.defaultCollection)))
             #expect(counter.value == 0)
-            await keyring.killDaemon()
-            try await keyring.startDaemon(unlock: true)
+            try await keyring.unlock()
             #expect(try await identifier.id == id)
             #expect(try await keyring.client().items(matching: ["service": group]).count == 2)   // identity and its key
         }
@@ -123,9 +122,9 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
-    @Test("A corrupt or undecryptable identity is an error and stays exactly as it was", arguments: [true, false])
-    func corrupt(encrypted: Bool) async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A corrupt or undecryptable identity is an error and stays exactly as it was", arguments: SecretServiceProvider.all, [true, false])
+    func corrupt(provider: SecretServiceProvider, encrypted: Bool) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let client = keyring.client()
             let attributes = ["service": group, "account": "device"]

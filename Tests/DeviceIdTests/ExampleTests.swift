@@ -17,9 +17,9 @@ struct ExampleTests {
         return output
     }
 
-    @Test("QuickStart prints the same Device ID on every run, created once")
-    func quickStart() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("QuickStart prints the same Device ID on every run, created once", arguments: SecretServiceProvider.all)
+    func quickStart(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let first = try await run("QuickStart", keyring)
             let second = try await run("QuickStart", keyring)
             let id = first.text.split(separator: "\n").first
@@ -29,30 +29,30 @@ struct ExampleTests {
         }
     }
 
-    @Test("SecureNotes adds a note per run, kept sealed (no plaintext in the keyring)")
-    func secureNotes() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("SecureNotes adds a note per run, kept sealed (no plaintext in the keyring)", arguments: SecretServiceProvider.all)
+    func secureNotes(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             #expect(try await run("SecureNotes", keyring).text.contains("1 note(s)"))
             #expect(try await run("SecureNotes", keyring).text.contains("2 note(s)"))
-            let stored = try await keyring.run(
-                "secret-tool", ["lookup", "service", "io.github.swift-deviceid.examples", "account", "secure-notes"])
-            #expect(stored.status == 0 && stored.stdout.first == 1)
-            #expect(!stored.text.contains("SecureNotes example"))
+            let stored = try #require(try await keyring.client().secret(
+                matching: ["service": "io.github.swift-deviceid.examples", "account": "secure-notes"]))
+            #expect(stored.bytes.first == 1)   // an AES-256-GCM envelope
+            #expect(!String(decoding: stored.bytes, as: UTF8.self).contains("SecureNotes example"))
         }
     }
 
-    @Test("CustomIdentifier keeps the value it made")
-    func customIdentifier() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("CustomIdentifier keeps the value it made", arguments: SecretServiceProvider.all)
+    func customIdentifier(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let first = try await run("CustomIdentifier", keyring).text
             #expect(first.hasPrefix("Custom ID: "))
             #expect(try await run("CustomIdentifier", keyring).text == first)
         }
     }
 
-    @Test("DeviceBinding: the server verifies the device's signature and rejects an altered challenge")
-    func deviceBinding() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("DeviceBinding: the server verifies the device's signature and rejects an altered challenge", arguments: SecretServiceProvider.all)
+    func deviceBinding(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let output = try await run("DeviceBinding", keyring).text
             #expect(output.contains("Server check: verified; altered challenge: rejected"))
             let quickStart = try await run("QuickStart", keyring).text
@@ -61,11 +61,12 @@ struct ExampleTests {
         }
     }
 
-    @Test("The session script exports DEVICE_ID, and sets nothing (without failing the login) when the keyring is locked")
-    func sessionScript() async throws {
+    @Test("The session script exports DEVICE_ID, and sets nothing (without failing the login) when the keyring is locked",
+          arguments: SecretServiceProvider.all)
+    func sessionScript(provider: SecretServiceProvider) async throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Examples/session/device-id-environment").path
-        try await PrivateKeyring.with { keyring in
+        try await PrivateKeyring.with(on: provider) { keyring in
             var environment = keyring.environment
             environment["PATH"] = URL(fileURLWithPath: deviceidExecutable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
             let sourced = ["-c", ". \"$0\"; printf %s \"${DEVICE_ID:-}\"", script]
@@ -73,7 +74,7 @@ struct ExampleTests {
             let id = try await keyring.deviceid("id").text.trimmingCharacters(in: .newlines)
             #expect(exported.status == 0 && exported.text == id)
 
-            try await keyring.client().lock(.default)
+            try await keyring.lock()
             let locked = try await ChildProcess.run("sh", [script], environment: environment)
             #expect(locked.status == 0 && locked.errorText.contains("keyring locked"))
         }

@@ -14,9 +14,9 @@ struct LegacyAndComposedTests {
 
     func frauth(_ account: String, _ group: String) -> KeyringAttributes { ["service": group, "account": account] }
 
-    @Test("A FRAuth identifier in the same access group is adopted exactly; regenerate removes the legacy items")
-    func frauthIdentifier() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A FRAuth identifier in the same access group is adopted exactly; regenerate removes the legacy items", arguments: SecretServiceProvider.all)
+    func frauthIdentifier(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let (client, group) = (keyring.client(), uniqueGroup())
             let vectors = try IdentifierVectors.load().rsa2048
             try await client.store(KeyringSecret(utf8: vectors.legacy_frauth_id_sha1_hex), label: "FRAuth id",
@@ -43,9 +43,9 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("Only the FRAuth public key left: the id is its SHA-1 hex")
-    func frauthPublicKeyOnly() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Only the FRAuth public key left: the id is its SHA-1 hex", arguments: SecretServiceProvider.all)
+    func frauthPublicKeyOnly(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let (client, group) = (keyring.client(), uniqueGroup())
             let vectors = try IdentifierVectors.load().rsa2048
             try await client.store(KeyringSecret(hexData(vectors.public_key_pkcs1_der_hex)), label: "FRAuth key",
@@ -55,9 +55,9 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("Legacy items in another access group are not adopted")
-    func otherGroupIgnored() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Legacy items in another access group are not adopted", arguments: SecretServiceProvider.all)
+    func otherGroupIgnored(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             try await client.store(KeyringSecret(utf8: "cb549679004494b0890e6396cc3889aa2df0b169"), label: "FRAuth id",
                                    attributes: frauth(FRAuthLegacyIdentifierSource.identifierAccount, uniqueGroup("elsewhere")))
@@ -66,9 +66,9 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("An app's own earlier identifier, in a file or a UserDefaults key, is adopted through the same protocol")
-    func customLegacySources() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("An app's own earlier identifier, in a file or a UserDefaults key, is adopted through the same protocol", arguments: SecretServiceProvider.all)
+    func customLegacySources(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("old-id-\(UUID())")
             try "  legacy-from-file\n".write(to: file, atomically: true, encoding: .utf8)
             let suite = "swift-deviceid-tests-\(UUID())"
@@ -88,9 +88,9 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("UUIDDeviceIdentifier: SHA-256 of a persisted UUID's bytes, the same across instances, one UUID for concurrent callers")
-    func uuidIdentifier() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("UUIDDeviceIdentifier: SHA-256 of a persisted UUID's bytes, the same across instances, one UUID for concurrent callers", arguments: SecretServiceProvider.all)
+    func uuidIdentifier(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let identifiers = (0..<10).map { _ in UUIDDeviceIdentifier(accessGroup: group, keyring: keyring.client()) }
             let ids = try await withThrowingTaskGroup(of: String.self) { tasks in
@@ -103,9 +103,9 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("Keyring-first: the backup's value is written to the keyring and wins from then on, even when the backup changes")
-    func keyringFirst() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Keyring-first: the backup's value is written to the keyring and wins from then on, even when the backup changes", arguments: SecretServiceProvider.all)
+    func keyringFirst(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let suite = "swift-deviceid-tests-\(UUID())"
             defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
             let backup = UserDefaultsDeviceIdentifier(suiteName: suite)

@@ -7,9 +7,9 @@ import Testing
 /// Ping's lifespan table, as Linux scenarios.
 @Suite("Identifier lifespan on Linux")
 struct LifespanTests {
-    @Test("A new process, and a reinstalled program, keep the identifier")
-    func newProcessAndReinstall() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A new process, and a reinstalled program, keep the identifier", arguments: SecretServiceProvider.all)
+    func newProcessAndReinstall(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let id = try await keyring.deviceid("id", "--access-group", "com.example.app").text
             #expect(try await keyring.deviceid("id", "--access-group", "com.example.app").text == id)
             // Reinstalled: the program file is removed and installed again elsewhere; the keyring is untouched.
@@ -43,9 +43,9 @@ struct LifespanTests {
         }
     }
 
-    @Test("Two programs in one access group share the identifier; two groups do not")
-    func accessGroups() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Two programs in one access group share the identifier; two groups do not", arguments: SecretServiceProvider.all)
+    func accessGroups(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let app = try DefaultDeviceIdentifier(
                 configuration: .init(keySize: 2048, keychainAccount: DeviceIdentifierConfiguration.defaultAccount, accessGroup: "com.example.suite"),
                 keyring: keyring.client())

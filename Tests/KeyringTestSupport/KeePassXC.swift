@@ -14,12 +14,15 @@ enum KeePassXC {
     static let mainWindow = (name: "org.keepassxc.KeePassXC.MainWindow", path: "/keepassxc")
 
     /// Its settings, written afresh before each start: KeePassXC rewrites `Enabled=false` when it could not own
-    /// the bus name. No confirmation dialogs, no notifications, one instance per private bus.
+    /// the bus name. No confirmation dialogs, no notifications, one instance per private bus. The database is
+    /// saved when it is locked, not after every change: KeePassXC 2.7.4 saves in a pooled thread that crashed
+    /// (measured, in `libQt5Core`) while writes kept coming.
     static func settings(unlockBeforeSearch: Bool) -> String {
         """
         [General]
         SingleInstance=false
-        AutoSaveAfterEveryChange=true
+        AutoSaveAfterEveryChange=false
+        AutoSaveOnExit=true
 
         [FdoSecrets]
         Enabled=true

@@ -37,9 +37,20 @@ public final class PrivateKeyring: Sendable {
     /// Other processes started for this keyring (monitors), stopped with it.
     private let helpers = Mutex<[(process: Process, exited: Task<Int32, Never>)]>([])
 
+    /// How many private keyrings run at once. Tests run in parallel, and a provider starved of CPU by dozens of
+    /// others starting (KeePassXC is a Qt application) answers after the clients' timeouts.
+    private static let running = Slots(4)
+
     /// Runs `body` with a fresh private keyring served by `provider`, and tears it down afterwards whatever happens.
+    /// Waits while four others run (do not nest calls).
     public static func with<Result>(
         _ start: Start = .unlocked, on provider: SecretServiceProvider = .gnomeKeyring, _ body: (PrivateKeyring) async throws -> Result
+    ) async throws -> Result {
+        try await running.withSlot { try await run(start, on: provider, body) }
+    }
+
+    private static func run<Result>(
+        _ start: Start, on provider: SecretServiceProvider, _ body: (PrivateKeyring) async throws -> Result
     ) async throws -> Result {
         var password: String?
         if case .restored(let backup) = start { password = backup.password }
@@ -67,7 +78,7 @@ public final class PrivateKeyring: Sendable {
         self.provider = provider
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         root = URL(fileURLWithPath: base).appendingPathComponent("kr-\(UUID().uuidString.prefix(8))")
-        for sub in ["home", "run", "bus"] {
+        for sub in ["home", "run", "bus", "tmp"] {
             try FileManager.default.createDirectory(
                 at: root.appendingPathComponent(sub), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
@@ -96,6 +107,7 @@ public final class PrivateKeyring: Sendable {
         environment["XDG_CACHE_HOME"] = home + "/.cache"
         environment["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        environment["TMPDIR"] = root.appendingPathComponent("tmp").path
         return environment
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Keyring
 
 /// The error `body` throws, or `nil` when it returns.
 public func thrownError(_ body: () async throws -> some Any) async -> (any Error)? {
@@ -13,4 +14,9 @@ public func thrownError(_ body: () async throws -> some Any) async -> (any Error
 /// An access group no other test uses, named after the calling test.
 public func uniqueGroup(_ name: String = #function) -> String {
     "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))"
+}
+
+extension KeyringSecret {
+    /// A copy of the secret's bytes, for assertions.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Read-or-create makes exactly one item")
 struct CreateOnceTests {
-    @Test("Fifty concurrent callers on an empty keyring: one creation, one item, one secret for all")
-    func concurrentCallersCreateOnce() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Fifty concurrent callers on an empty keyring: one creation, one item, one secret for all", arguments: SecretServiceProvider.all)
+    func concurrentCallersCreateOnce(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = uniqueAttributes()
             let made = Counter()
@@ -30,9 +30,9 @@ struct CreateOnceTests {
         }
     }
 
-    @Test("An existing item is returned, never replaced; a locked one is an error and nothing is made")
-    func existingOrLocked() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("An existing item is returned, never replaced; a locked one is an error and nothing is made", arguments: SecretServiceProvider.all)
+    func existingOrLocked(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = uniqueAttributes()
             try await client.store(KeyringSecret(utf8: "original"), label: "original", attributes: attributes)
@@ -46,13 +46,13 @@ struct CreateOnceTests {
                     return KeyringSecret(utf8: "new")
                 }, label: "new")
             }
-            #expect(error == .locked(collection: "login"))
+            #expect(error == .locked(collection: provider.defaultCollection))
         }
     }
 
-    @Test("Bodies under the same creation lock never overlap; other attributes are not held up")
-    func creationLockExcludes() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Bodies under the same creation lock never overlap; other attributes are not held up", arguments: SecretServiceProvider.all)
+    func creationLockExcludes(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = uniqueAttributes()
             let inside = Counter(), overlaps = Counter()

@@ -28,7 +28,7 @@ struct LockTests {
             // Writing and deleting refuse too, and change nothing.
             #expect(await keyringError {
                 try await client.store(KeyringSecret(utf8: "other"), label: "x", attributes: attributes)
-            } == .locked(collection: "default"))
+            } == .locked(collection: "login"))
             #expect(await keyringError { try await client.deleteAll(matching: attributes) } == .locked(collection: "login"))
 
             // Unlocked again (the daemon restarts with the password): the original secret is there.

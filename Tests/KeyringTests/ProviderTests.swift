@@ -67,7 +67,7 @@ struct ProviderTests {
             try await keyring.lock()
             #expect(await keyringError {
                 try await client.store(KeyringSecret(utf8: "other"), label: "other", attributes: attributes)
-            } == .locked(collection: "default"))
+            } == .locked(collection: provider.defaultCollection))
             try await keyring.unlock()
             #expect(try await client.items(matching: attributes).map(\.label) == ["original"])
             #expect(try await client.secret(matching: attributes)?.utf8String == "original")

@@ -3,12 +3,12 @@ import Keyring
 import KeyringTestSupport
 import Testing
 
-@Suite("Store, read, replace, delete and search on a real gnome-keyring-daemon")
+@Suite("Store, read, replace, delete and search on real gnome-keyring and KeePassXC")
 struct RoundTripTests {
     @Test("All 256 byte values and 1 MiB of random bytes round-trip unchanged, over either transport",
-          arguments: [SecretTransport.plain, .encrypted])
-    func binarySecrets(transport: SecretTransport) async throws {
-        try await PrivateKeyring.with { keyring in
+          arguments: SecretServiceProvider.all, [SecretTransport.plain, .encrypted])
+    func binarySecrets(provider: SecretServiceProvider, transport: SecretTransport) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client(transport: transport)
             let everyByte = KeyringSecret(0...255 as ClosedRange<UInt8>)
             var generator = SystemRandomNumberGenerator()
@@ -26,9 +26,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Unicode labels and attribute values are kept exactly")
-    func unicode() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Unicode labels and attribute values are kept exactly", arguments: SecretServiceProvider.all)
+    func unicode(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = ["service": "app.ünïcødé.日本", "account": "😀 user/ä"]
             let label = "Schlüssel für 🔐 — 鍵"
@@ -42,9 +42,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Storing again replaces the item instead of adding one")
-    func replace() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Storing again replaces the item instead of adding one", arguments: SecretServiceProvider.all)
+    func replace(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = uniqueAttributes()
             try await client.store(KeyringSecret(utf8: "first"), label: "one", attributes: attributes)
@@ -55,9 +55,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Delete removes the item; reading it afterwards is definitely absent")
-    func delete() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Delete removes the item; reading it afterwards is definitely absent", arguments: SecretServiceProvider.all)
+    func delete(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let kept = uniqueAttributes("kept"), gone = uniqueAttributes("gone")
             try await client.store(KeyringSecret(utf8: "k"), label: "kept", attributes: kept)
@@ -70,9 +70,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Clear-by-attributes deletes every match and nothing else")
-    func deleteAll() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Clear-by-attributes deletes every match and nothing else", arguments: SecretServiceProvider.all)
+    func deleteAll(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let service = "test.clear.\(UUID().uuidString)"
             for account in ["a", "b", "c"] {
@@ -87,9 +87,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Search returns every match with attributes, label, times and lock state")
-    func search() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Search returns every match with attributes, label, times and lock state", arguments: SecretServiceProvider.all)
+    func search(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let service = "test.search.\(UUID().uuidString)"
             let before = Date(timeIntervalSinceNow: -2)
@@ -103,7 +103,7 @@ struct RoundTripTests {
                 #expect(item.attributes["xdg:schema"] == KeyringSchema.standard.name)
                 #expect(item.created >= before && item.modified >= item.created)
                 #expect(!item.isLocked)
-                #expect(item.collection == "login")
+                #expect(item.collection == provider.defaultCollection)
                 #expect(try await client.secret(of: item)?.utf8String == item.attributes["account"])
             }
             #expect(try await client.items(matching: ["service": "test.none.\(UUID().uuidString)"]).isEmpty)
@@ -140,9 +140,9 @@ struct RoundTripTests {
         }
     }
 
-    @Test("Attributes outside the schema are rejected before anything is sent")
-    func schemaValidation() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Attributes outside the schema are rejected before anything is sent", arguments: SecretServiceProvider.all)
+    func schemaValidation(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let error = await keyringError {
                 try await client.store(KeyringSecret(utf8: "x"), label: "x", attributes: ["service": "s", "user": "u"])

@@ -5,9 +5,9 @@ import Testing
 
 @Suite("Interop with secret-tool, both ways")
 struct SecretToolInteropTests {
-    @Test("What we store, `secret-tool lookup` reads")
-    func secretToolReadsOurs() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("What we store, `secret-tool lookup` reads", arguments: SecretServiceProvider.all)
+    func secretToolReadsOurs(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let attributes = uniqueAttributes()
             try await keyring.client().store(KeyringSecret(utf8: "from swift ✓"), label: "ours", attributes: attributes)
             let lookup = try await keyring.run(
@@ -17,9 +17,9 @@ struct SecretToolInteropTests {
         }
     }
 
-    @Test("What `secret-tool store` wrote, we read")
-    func weReadSecretTools() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("What `secret-tool store` wrote, we read", arguments: SecretServiceProvider.all)
+    func weReadSecretTools(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let attributes = uniqueAttributes()
             let store = try await keyring.run(
                 "secret-tool", ["store", "--label=from secret-tool", "service", attributes["service"]!, "account", attributes["account"]!],
@@ -30,9 +30,9 @@ struct SecretToolInteropTests {
         }
     }
 
-    @Test("Storing over an item `secret-tool` wrote replaces it, though its attributes lack our schema name")
-    func storeReplacesSecretToolsItem() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Storing over an item `secret-tool` wrote replaces it, though its attributes lack our schema name", arguments: SecretServiceProvider.all)
+    func storeReplacesSecretToolsItem(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let attributes = uniqueAttributes()
             let store = try await keyring.run(
                 "secret-tool", ["store", "--label=old", "service", attributes["service"]!, "account", attributes["account"]!],
@@ -44,9 +44,9 @@ struct SecretToolInteropTests {
         }
     }
 
-    @Test("An item we read before and another program then deleted is absent, not stale")
-    func deletedElsewhereIsAbsent() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("An item we read before and another program then deleted is absent, not stale", arguments: SecretServiceProvider.all)
+    func deletedElsewhereIsAbsent(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let attributes = uniqueAttributes()
             try await client.store(KeyringSecret(utf8: "soon gone"), label: "gone", attributes: attributes)

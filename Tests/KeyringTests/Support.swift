@@ -8,10 +8,6 @@ func uniqueAttributes(_ account: String = #function) -> KeyringAttributes {
     ["service": "test.\(UUID().uuidString)", "account": account]
 }
 
-extension KeyringSecret {
-    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
-}
-
 /// The ``KeyringError`` `body` throws (any other error becomes `.other`), or `nil`.
 func keyringError(_ body: () async throws -> some Any) async -> KeyringError? {
     guard let error = await thrownError(body) else { return nil }

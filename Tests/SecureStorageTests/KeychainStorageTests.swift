@@ -25,9 +25,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("Every Codable shape round-trips, plain and encrypted: struct, enum, optional, Data, nested, scalars")
-    func codableShapes() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Every Codable shape round-trips, plain and encrypted: struct, enum, optional, Data, nested, scalars", arguments: SecretServiceProvider.all)
+    func codableShapes(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             try await roundTrip(sampleProfile, keyring)
             try await roundTrip(Profile.Role.admin, keyring)
             try await roundTrip(Optional<String>.some("present"), keyring)
@@ -38,9 +38,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A plain item is JSON that `secret-tool lookup` prints; an encrypted one is not plaintext")
-    func whatOtherToolsSee() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A plain item is JSON that `secret-tool lookup` prints; an encrypted one is not plaintext", arguments: SecretServiceProvider.all)
+    func whatOtherToolsSee(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             let (plain, sealed) = try { let s = try storages(Profile.self, keyring, group: group); return (s[0], s[1]) }()
             try await plain.save(item: sampleProfile)
@@ -49,18 +49,25 @@ struct KeychainStorageTests {
             let plainOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", plain.account])
             #expect(try JSONDecoder().decode(Profile.self, from: plainOut.stdout) == sampleProfile)
             let sealedOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", sealed.account])
-            #expect(sealedOut.stdout.count > 40)
-            #expect(sealedOut.stdout.first == 1)
             #expect(!sealedOut.text.contains("Domkloster"))
-            #expect((try? JSONDecoder().decode(Profile.self, from: sealedOut.stdout)) == nil)
+            switch provider {
+            case .gnomeKeyring:
+                // gnome-keyring hands every secret out as text: secret-tool prints the envelope.
+                #expect(sealedOut.stdout.count > 40)
+                #expect(sealedOut.stdout.first == 1)
+                #expect((try? JSONDecoder().decode(Profile.self, from: sealedOut.stdout)) == nil)
+            case .keePassXC:
+                // KeePassXC keeps the content type, and secret-tool prints no binary secret.
+                #expect(sealedOut.status != 0 && sealedOut.errorText.contains("does not contain a textual password"))
+            }
             let items = try await keyring.client().items(matching: ["service": group])
             #expect(Set(items.map(\.label)) == ["value.plain (\(group))", "value.sealed (\(group))", "Encryption key (\(group))"])
         }
     }
 
-    @Test("A ciphertext copied onto another account fails authentication, and stays as it was")
-    func movedCiphertext() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A ciphertext copied onto another account fails authentication, and stays as it was", arguments: SecretServiceProvider.all)
+    func movedCiphertext(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
@@ -76,9 +83,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A missing key is an error, never a new key over existing data")
-    func missingKey() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A missing key is an error, never a new key over existing data", arguments: SecretServiceProvider.all)
+    func missingKey(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let storage = KeychainStorage<String>(
@@ -97,9 +104,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A corrupt item throws and is left untouched")
-    func corruptItem() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A corrupt item throws and is left untouched", arguments: SecretServiceProvider.all)
+    func corruptItem(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let attributes = ["service": group, "account": "broken"]
@@ -111,26 +118,25 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes")
-    func lockedKeyring() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes", arguments: SecretServiceProvider.all)
+    func lockedKeyring(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
             for storage in try storages(String.self, keyring, group: group) { try await storage.save(item: "before") }
             let lockedStorages = try storages(String.self, keyring, group: group)   // nothing cached
-            try await keyring.client().lock(.default)
+            try await keyring.lock()
             for storage in lockedStorages {
-                #expect(await thrownError { try await storage.get() } as? KeyringError == .locked(collection: "login"))
+                #expect(await thrownError { try await storage.get() } as? KeyringError == .locked(collection: provider.defaultCollection))
                 #expect(await thrownError { try await storage.save(item: "after") } != nil)
             }
-            await keyring.killDaemon()
-            try await keyring.startDaemon(unlock: true)
+            try await keyring.unlock()
             for storage in try storages(String.self, keyring, group: group) { #expect(try await storage.get() == "before") }
         }
     }
 
-    @Test("Concurrent saves and gets from many tasks stay consistent, cached or not, with one key made")
-    func concurrentUse() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("Concurrent saves and gets from many tasks stay consistent, cached or not, with one key made", arguments: SecretServiceProvider.all)
+    func concurrentUse(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
@@ -156,9 +162,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A cacheable storage answers from memory after a read, and forgets on delete")
-    func cacheable() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("A cacheable storage answers from memory after a read, and forgets on delete", arguments: SecretServiceProvider.all)
+    func cacheable(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let storage = KeychainStorage<String>(account: "cached", accessGroup: group, cacheable: true, keyring: client)
@@ -172,9 +178,9 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("get(orCreate:) makes one value for thirty concurrent callers, and keeps it")
-    func getOrCreate() async throws {
-        try await PrivateKeyring.with { keyring in
+    @Test("get(orCreate:) makes one value for thirty concurrent callers, and keeps it", arguments: SecretServiceProvider.all)
+    func getOrCreate(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
             let group = uniqueGroup()
             let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)

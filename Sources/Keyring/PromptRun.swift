@@ -1,0 +1,121 @@
+import CLibSecret
+
+/// Runs a Secret Service prompt (`org.freedesktop.Secret.Prompt`) to its end on our own connection: calls
+/// `Prompt`, then waits for its `Completed` signal, the provider leaving the bus, or the call's deadline or
+/// cancellation — whichever comes first. A prompt given up on is dismissed, so it changes nothing later.
+///
+/// Unlike libsecret's prompt, this never waits past the call's time, even when the provider dies mid-prompt
+/// (measured: KeePassXC 2.7.4 can crash under concurrent writes, and a libsecret prompt then waits forever).
+extension OpenService {
+    /// The prompt's result (`nil` when it was dismissed), checked to be of `type` when one is given. Unref it when done.
+    func runPrompt(at path: String, returning type: String?, _ call: CallContext) throws -> OpaquePointer? {
+        call.armDeadline()
+        let context = g_main_context_new()!
+        g_main_context_push_thread_default(context)
+        defer {
+            g_main_context_pop_thread_default(context)
+            g_main_context_unref(context)
+        }
+        let outcome = Unmanaged.passRetained(PromptOutcome())
+        defer { outcome.release() }
+        // Signals are delivered to the context current when subscribing: ours, iterated below.
+        let completed = g_dbus_connection_signal_subscribe(
+            connection, owner, "org.freedesktop.Secret.Prompt", "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, parameters, box in
+                guard let parameters, let box else { return }
+                Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().complete(with: parameters)
+            }, outcome.toOpaque(), nil)
+        defer { g_dbus_connection_signal_unsubscribe(connection, completed) }
+        let vanished = g_dbus_connection_signal_subscribe(
+            connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus", owner,
+            G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, _, box in
+                guard let box else { return }
+                Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().providerLeft()
+            }, outcome.toOpaque(), nil)
+        defer { g_dbus_connection_signal_unsubscribe(connection, vanished) }
+        // The deadline and the caller cancel the cancellable: let that wake the loop.
+        let wake = g_cancellable_source_new(call.cancellable)!
+        g_source_set_callback(wake, { _ in gboolean(0) }, nil, nil)
+        g_source_attach(wake, context)
+        defer {
+            g_source_destroy(wake)
+            g_source_unref(wake)
+        }
+
+        var arguments: [OpaquePointer?] = [g_variant_new_string("")]
+        g_variant_unref(try callMethod(
+            "Prompt", on: path, interface: "org.freedesktop.Secret.Prompt", g_variant_new_tuple(&arguments, 1), returning: "()", call))
+        while outcome.takeUnretainedValue().isWaiting, g_cancellable_is_cancelled(call.cancellable) == 0 {
+            g_main_context_iteration(context, 1)
+        }
+        switch outcome.takeUnretainedValue().state {
+        case .waiting:
+            // Out of time, or the caller cancelled: take the prompt back, then report why.
+            dismissPrompt(at: path)
+            throw call.cancellationError
+        case .providerLeft:
+            throw KeyringError.serviceUnavailable("the Secret Service left the bus while a prompt was open")
+        case .dismissed:
+            return nil
+        case .completed(let result):
+            guard type.map({ String(cString: g_variant_get_type_string(result.pointer)) == $0 }) ?? true else {
+                throw KeyringError.invalidItemData("a prompt completed with an unexpected result type")
+            }
+            return g_variant_ref(result.pointer)
+        }
+    }
+
+    /// Dismisses the prompt at `path` without waiting for the answer (the provider may be the reason we gave up).
+    func dismissPrompt(at path: String) {
+        g_dbus_connection_call(
+            connection, owner, path, "org.freedesktop.Secret.Prompt", "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+            -1, nil, nil, nil)
+    }
+}
+
+/// What a prompt came to; written by signal callbacks on the thread iterating the prompt's context.
+private final class PromptOutcome: @unchecked Sendable {
+    // Touched only on the thread that runs the prompt (its callbacks run in that thread's iteration).
+    enum State {
+        case waiting
+        case dismissed
+        case completed(Result)
+        case providerLeft
+    }
+
+    /// A GVariant this outcome holds a reference to.
+    final class Result {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = g_variant_ref(pointer) }
+        deinit { g_variant_unref(pointer) }
+    }
+
+    private(set) var state = State.waiting
+
+    var isWaiting: Bool {
+        if case .waiting = state { return true }
+        return false
+    }
+
+    /// `Completed(b dismissed, v result)`.
+    func complete(with parameters: OpaquePointer) {
+        guard isWaiting, String(cString: g_variant_get_type_string(parameters)) == "(bv)" else { return }
+        let dismissed = g_variant_get_child_value(parameters, 0)!
+        defer { g_variant_unref(dismissed) }
+        guard g_variant_get_boolean(dismissed) == 0 else {
+            state = .dismissed
+            return
+        }
+        let boxed = g_variant_get_child_value(parameters, 1)!
+        defer { g_variant_unref(boxed) }
+        let result = g_variant_get_variant(boxed)!
+        defer { g_variant_unref(result) }
+        state = .completed(Result(result))
+    }
+
+    /// `NameOwnerChanged` for the provider: it has left the bus.
+    func providerLeft() {
+        if isWaiting { state = .providerLeft }
+    }
+}
