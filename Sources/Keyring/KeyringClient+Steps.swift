@@ -14,24 +14,17 @@ extension KeyringClient {
     }
 
     /// Finds the items `attributes` address without prompting and without a search a provider may hold
-    /// until someone unlocks: the collections' lock states come first.
+    /// until someone unlocks: each collection is asked for its lock state and its matches, all at once.
     ///
-    /// With every collection unlocked, one `SearchItems` on the service answers for all of them. Otherwise each
-    /// collection is asked apart (`Collection.SearchItems` answers at once, locked or not): GNOME Keyring shows
-    /// a locked collection's matches, KeePassXC shows none and holds a service-wide search until it is unlocked.
+    /// `Collection.SearchItems` answers at once, locked or not: GNOME Keyring shows a locked collection's
+    /// matches, KeePassXC shows none (and holds a service-wide `SearchItems` while every database is locked).
     func matches(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> Matches {
         let collections = try service.collectionPaths(call)
-        let locked = try Set(collections.filter { try service.isLocked(collection: $0, call) })
-        if locked.isEmpty {
-            let found = try service.searchPaths(attributes, call)
-            return Matches(unlocked: found.unlocked, locked: found.locked)
-        }
         var matches = Matches()
-        for collection in collections {
-            let found = try service.searchPaths(attributes, inCollection: collection, call)
-            switch (locked.contains(collection), found.isEmpty) {
-            case (false, _): matches.unlocked += found
-            case (true, false): matches.locked += found
+        for (collection, state) in zip(collections, try service.lockStatesAndMatches(attributes, inCollections: collections, call)) {
+            switch (state.locked, state.matches.isEmpty) {
+            case (false, _): matches.unlocked += state.matches
+            case (true, false): matches.locked += state.matches
             case (true, true): matches.unknown.append(collection)
             }
         }

@@ -4,41 +4,59 @@ import FoundationEssentials
 /// The Secret Service calls, one blocking D-Bus call each (prompts: until they complete), on an open service.
 /// Run them on a worker thread only.
 extension OpenService {
-    /// Object paths of every item whose attributes include `attributes`, split by lock state. One D-Bus round trip.
-    func searchPaths(_ attributes: KeyringAttributes, _ call: CallContext) throws -> (unlocked: [String], locked: [String]) {
-        var arguments: [OpaquePointer?] = [GLibValues.attributesVariant(attributes)]
-        defer { g_variant_unref(arguments[0]) }
-        let reply = try callMethod(
-            "SearchItems", on: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service",
-            g_variant_new_tuple(&arguments, 1), returning: "(aoao)", call)
-        defer { g_variant_unref(reply) }
-        return (GLibValues.objectPaths(in: reply, at: 0), GLibValues.objectPaths(in: reply, at: 1))
-    }
-
     /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
     /// One D-Bus round trip; answers at once on a locked collection (with nothing, on some providers).
     func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: CallContext) throws -> [String] {
-        var arguments: [OpaquePointer?] = [GLibValues.attributesVariant(attributes)]
-        defer { g_variant_unref(arguments[0]) }
-        let reply = try callMethod(
-            "SearchItems", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
-            g_variant_new_tuple(&arguments, 1), returning: "(ao)", call)
+        let reply = try send(.searchItems(attributes, inCollection: collectionPath), call)
         defer { g_variant_unref(reply) }
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
+    /// For each collection at `paths`: whether it is locked, and the items in it that `attributes` address.
+    /// Every question is sent at once: one round trip of latency.
+    func lockStatesAndMatches(
+        _ attributes: KeyringAttributes, inCollections paths: [String], _ call: CallContext
+    ) throws -> [(locked: Bool, matches: [String])] {
+        let replies = try callAll(paths.flatMap { [.collectionLocked($0), .searchItems(attributes, inCollection: $0)] }, call)
+        defer { replies.forEach { g_variant_unref($0) } }
+        return try stride(from: 0, to: replies.count, by: 2).map { index in
+            (try Self.lockState(in: replies[index]), GLibValues.objectPaths(in: replies[index + 1], at: 0))
+        }
+    }
+
     /// The object paths of every collection: the service's `Collections` property.
     func collectionPaths(_ call: CallContext) throws -> [String] {
-        let value = try property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", type: "ao", call)
+        let reply = try send(.property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service"), call)
+        defer { g_variant_unref(reply) }
+        let value = try Self.unboxed(reply, "ao")
         defer { g_variant_unref(value) }
         return GLibValues.objectPaths(inArray: value)
     }
 
     /// Whether the collection at `path` (or alias path) is locked: its `Locked` property.
     func isLocked(collection path: String, _ call: CallContext) throws -> Bool {
-        let value = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection", type: "b", call)
+        let reply = try send(.collectionLocked(path), call)
+        defer { g_variant_unref(reply) }
+        return try Self.lockState(in: reply)
+    }
+
+    /// The `b` in a `Properties.Get` reply for `Locked`.
+    private static func lockState(in reply: OpaquePointer) throws -> Bool {
+        let value = try unboxed(reply, "b")
         defer { g_variant_unref(value) }
         return g_variant_get_boolean(value) != 0
+    }
+
+    /// The value in a `Properties.Get` reply `(v)`, checked to be of `type`. Unref it when done.
+    private static func unboxed(_ reply: OpaquePointer, _ type: String) throws -> OpaquePointer {
+        let boxed = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(boxed) }
+        let value = g_variant_get_variant(boxed)!
+        guard String(cString: g_variant_get_type_string(value)) == type else {
+            g_variant_unref(value)
+            throw KeyringError.invalidItemData("a property has an unexpected type")
+        }
+        return value
     }
 
     /// The item at `path` with its label, attributes, times and lock state: one `GetAll` of its properties.
@@ -51,25 +69,6 @@ extension OpenService {
         let properties = g_variant_get_child_value(reply, 0)!
         defer { g_variant_unref(properties) }
         return KeyringItem(path: path, properties: properties)
-    }
-
-    /// One property of the object at `path`, unboxed; checked to be of `type`. Unref it when done.
-    private func property(
-        _ name: String, of path: String, interface: String, type: String, _ call: CallContext
-    ) throws -> OpaquePointer {
-        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
-        let reply = try callMethod(
-            "Get", on: path, interface: "org.freedesktop.DBus.Properties",
-            g_variant_new_tuple(&arguments, 2), returning: "(v)", call)
-        defer { g_variant_unref(reply) }
-        let boxed = g_variant_get_child_value(reply, 0)!
-        defer { g_variant_unref(boxed) }
-        let value = g_variant_get_variant(boxed)!
-        guard String(cString: g_variant_get_type_string(value)) == type else {
-            g_variant_unref(value)
-            throw KeyringError.invalidItemData("\(interface).\(name) has an unexpected type")
-        }
-        return value
     }
 
     /// The secret of the item at `path`, through our transfer session. One D-Bus round trip.
@@ -193,6 +192,11 @@ extension OpenService {
         return String(cString: g_variant_get_string(completed, nil))
     }
 
+    /// Sends `method` and waits for its reply (see ``callMethod(_:on:interface:_:returning:_:)``).
+    func send(_ method: MethodCall, _ call: CallContext) throws -> OpaquePointer {
+        try callMethod(method.method, on: method.path, interface: method.interface, method.parameters, returning: method.replyType, call)
+    }
+
     /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
     /// has left and its cancellable, and checks the reply's type.
     func callMethod(
@@ -256,5 +260,30 @@ extension KeyringItem {
     /// The order reads resolve several matches by: oldest first, then by object path.
     static func oldestFirst(_ a: KeyringItem, _ b: KeyringItem) -> Bool {
         a.created != b.created ? a.created < b.created : a.id < b.id
+    }
+}
+
+extension MethodCall {
+    /// `Collection.SearchItems`: the items in the collection at `path` whose attributes include `attributes`.
+    static func searchItems(_ attributes: KeyringAttributes, inCollection path: String) -> MethodCall {
+        let attributesValue = GLibValues.attributesVariant(attributes)
+        defer { g_variant_unref(attributesValue) }
+        var arguments: [OpaquePointer?] = [attributesValue]
+        return MethodCall(
+            method: "SearchItems", path: path, interface: "org.freedesktop.Secret.Collection",
+            parameters: g_variant_new_tuple(&arguments, 1), replyType: "(ao)")
+    }
+
+    /// `Properties.Get` of one property.
+    static func property(_ name: String, of path: String, interface: String) -> MethodCall {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
+        return MethodCall(
+            method: "Get", path: path, interface: "org.freedesktop.DBus.Properties",
+            parameters: g_variant_new_tuple(&arguments, 2), replyType: "(v)")
+    }
+
+    /// The `Locked` property of the collection at `path`.
+    static func collectionLocked(_ path: String) -> MethodCall {
+        property("Locked", of: path, interface: "org.freedesktop.Secret.Collection")
     }
 }
