@@ -1,13 +1,14 @@
 /// A Swift client for the freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) that tells
-/// the truth: a read answers "absent" only when the service has no matching item at all.
+/// the truth: a read answers "absent" only when the service definitely has no matching item — no collection
+/// holds one and none is locked (some providers hide a locked collection's items).
 ///
 /// Blocking D-Bus work runs on threads of its own, never on Swift's cooperative pool (the steady-state read
-/// blocks no thread at all); every call is bounded by ``timeout`` and cancelled with the task that awaits it.
-/// Every failure is a ``KeyringError``.
+/// blocks no thread at all); every call is bounded by ``timeout`` and cancelled with the task that awaits it,
+/// prompts included. Every failure is a ``KeyringError``.
 ///
 /// Items are addressed by attributes. Reads and searches match every item whose attributes include the
-/// ones given. When several items match a read, the **oldest** (by creation time, then object path) wins,
-/// locked ones included: if the winner is locked, the read unlocks it or throws, it never skips to another.
+/// ones given. A match in an unlocked collection is read first, the **oldest** of them (by creation time, then
+/// object path); matches only in locked collections are unlocked or reported, never skipped.
 /// A read remembers the item it resolved (or a store wrote) and next time asks for that item's secret
 /// directly (one D-Bus round trip); it searches again once that item is gone or the daemon has restarted.
 /// So after a store, reads in this process return what was stored, even when an older match sits in
