@@ -5,15 +5,22 @@ import Testing
 
 @Suite("Truthful on every provider: locked is never absent, and prompts that need no user are completed")
 struct ProviderTests {
+    /// A non-interactive client that has read the item `attributes` address, holding `value`, in the default
+    /// collection of `keyring`, now locked.
+    func lockedItem(_ value: String, on keyring: PrivateKeyring) async throws -> (KeyringClient, KeyringAttributes) {
+        let client = keyring.client(unlockPolicy: .nonInteractive)
+        let attributes = uniqueAttributes()
+        try await client.store(KeyringSecret(utf8: value), label: value, attributes: attributes)
+        #expect(try await client.secret(matching: attributes)?.utf8String == value)
+        try await keyring.lock()
+        return (client, attributes)
+    }
+
     @Test("Stored, then locked: reads are .locked at once, never nil; read-or-create sends no CreateItem; unlocked, the same secret",
           arguments: SecretServiceProvider.allLockModes)
     func lockedIsNeverAbsent(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            let client = keyring.client(unlockPolicy: .nonInteractive)
-            let attributes = uniqueAttributes()
-            try await client.store(KeyringSecret(utf8: "the identity"), label: "identity", attributes: attributes)
-            #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
-            try await keyring.lock()
+            let (client, attributes) = try await lockedItem("the identity", on: keyring)
             let creates = try await keyring.watchCalls(to: "CreateItem")
 
             // The client that read before, and a new one (as another process would be): neither is told "absent".
@@ -61,10 +68,7 @@ struct ProviderTests {
           arguments: SecretServiceProvider.allLockModes)
     func storeWhileLocked(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            let client = keyring.client(unlockPolicy: .nonInteractive)
-            let attributes = uniqueAttributes()
-            try await client.store(KeyringSecret(utf8: "original"), label: "original", attributes: attributes)
-            try await keyring.lock()
+            let (client, attributes) = try await lockedItem("original", on: keyring)
             #expect(await keyringError {
                 try await client.store(KeyringSecret(utf8: "other"), label: "other", attributes: attributes)
             } == .locked(collection: provider.defaultCollection))

@@ -4,7 +4,7 @@ import KeyringTestSupport
 import SecureStorage
 import Testing
 
-@Suite("KeychainStorage on a real gnome-keyring-daemon")
+@Suite("KeychainStorage on real gnome-keyring and KeePassXC")
 struct KeychainStorageTests {
     /// Storages of one access group: plain, and sealed with the group's keyring-held key.
     func storages<T>(_ type: T.Type, _ keyring: PrivateKeyring, group: String, account: String = "value") throws
