@@ -19,12 +19,11 @@ extension KeyringClient {
     /// `Collection.SearchItems` answers at once, locked or not: GNOME Keyring shows a locked collection's
     /// matches, KeePassXC shows none (and holds a service-wide `SearchItems` while every database is locked).
     func matches(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> Matches {
-        let collections = try service.collectionPaths(call)
         var matches = Matches()
-        for (collection, state) in zip(collections, try service.lockStatesAndMatches(attributes, inCollections: collections, call)) {
-            switch (state.locked, state.matches.isEmpty) {
-            case (false, _): matches.unlocked += state.matches
-            case (true, false): matches.locked += state.matches
+        for (collection, locked, found) in try service.lockStatesAndMatches(attributes, call) {
+            switch (locked, found.isEmpty) {
+            case (false, _): matches.unlocked += found
+            case (true, false): matches.locked += found
             case (true, true): matches.unknown.append(collection)
             }
         }

@@ -12,10 +12,23 @@ struct MethodCall {
 }
 
 extension OpenService {
-    /// Sends every call at once on our connection and waits for all replies: one round trip of latency for
-    /// the lot, within the call's time and cancellable. Returns the replies in order (unref each); throws the
-    /// first failure once every reply is in.
+    /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
+    /// within the call's time and cancellable. Returns the replies in order (unref each); throws the first
+    /// failure once every reply is in.
     func callAll(_ calls: [MethodCall], _ call: CallContext) throws -> [OpaquePointer] {
+        try Pipeline.send(calls, on: connection, to: owner, call) {}.replies
+    }
+}
+
+/// Calls sent at once on a connection, their replies collected on the sending thread.
+enum Pipeline {
+    /// Sends `calls` to `destination`, runs `body` while they are under way, then waits for every reply.
+    /// Returns what `body` returned and the replies in order (unref each); throws `body`'s error or the first
+    /// failed call's, always after every reply is in.
+    static func send<Result>(
+        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, _ call: CallContext,
+        while body: () throws -> Result
+    ) throws -> (result: Result, replies: [OpaquePointer]) {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
         defer {
@@ -28,7 +41,7 @@ extension OpenService {
             // The callback runs in `context`, iterated below, with its own retain of the batch.
             let slot = Unmanaged.passRetained(Batch.Slot(batch: batch.takeUnretainedValue(), index: index, call: method))
             g_dbus_connection_call(
-                connection, owner, method.path, method.interface, method.method, method.parameters, nil,
+                connection, destination, method.path, method.interface, method.method, method.parameters, nil,
                 G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
                 { source, result, slot in
                     let slot = Unmanaged<Batch.Slot>.fromOpaque(slot!).takeRetainedValue()
@@ -37,10 +50,11 @@ extension OpenService {
                     slot.batch.finish(slot, reply: reply, error: error)
                 }, slot.toOpaque())
         }
+        let result = Swift.Result { try body() }
         while batch.takeUnretainedValue().pending > 0 {
             g_main_context_iteration(context, 1)
         }
-        return try batch.takeUnretainedValue().takeReplies()
+        return (try result.get(), try batch.takeUnretainedValue().takeReplies())
     }
 }
 

@@ -12,23 +12,41 @@ extension OpenService {
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
-    /// For each collection at `paths`: whether it is locked, and the items in it that `attributes` address.
-    /// Every question is sent at once: one round trip of latency.
+    /// Every collection, whether it is locked, and the items in it that `attributes` address: one round trip
+    /// of latency while the collections are those seen last (the list is asked again in the same batch),
+    /// two when they changed.
     func lockStatesAndMatches(
-        _ attributes: KeyringAttributes, inCollections paths: [String], _ call: CallContext
-    ) throws -> [(locked: Bool, matches: [String])] {
-        let replies = try callAll(paths.flatMap { [.collectionLocked($0), .searchItems(attributes, inCollection: $0)] }, call)
+        _ attributes: KeyringAttributes, _ call: CallContext
+    ) throws -> [(collection: String, locked: Bool, matches: [String])] {
+        let known = knownCollections
+        let replies = try callAll([.collections] + known.flatMap { Self.lockAndSearch(attributes, $0) }, call)
         defer { replies.forEach { g_variant_unref($0) } }
-        return try stride(from: 0, to: replies.count, by: 2).map { index in
-            (try Self.lockState(in: replies[index]), GLibValues.objectPaths(in: replies[index + 1], at: 0))
+        let current = try Self.collectionPaths(in: replies[0])
+        if current == known { return try Self.lockStatesAndMatches(of: known, in: replies.dropFirst()) }
+        knownCollections = current
+        let again = try callAll(current.flatMap { Self.lockAndSearch(attributes, $0) }, call)
+        defer { again.forEach { g_variant_unref($0) } }
+        return try Self.lockStatesAndMatches(of: current, in: again[...])
+    }
+
+    /// The questions asked of each collection: its `Locked` property, and `SearchItems`.
+    private static func lockAndSearch(_ attributes: KeyringAttributes, _ collection: String) -> [MethodCall] {
+        [.collectionLocked(collection), .searchItems(attributes, inCollection: collection)]
+    }
+
+    /// The answers to ``lockAndSearch(_:_:)`` for each of `collections`, in order.
+    private static func lockStatesAndMatches(
+        of collections: [String], in replies: ArraySlice<OpaquePointer>
+    ) throws -> [(collection: String, locked: Bool, matches: [String])] {
+        try collections.enumerated().map { index, collection in
+            let base = replies.startIndex + 2 * index
+            return (collection, try lockState(in: replies[base]), GLibValues.objectPaths(in: replies[base + 1], at: 0))
         }
     }
 
-    /// The object paths of every collection: the service's `Collections` property.
-    func collectionPaths(_ call: CallContext) throws -> [String] {
-        let reply = try send(.property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service"), call)
-        defer { g_variant_unref(reply) }
-        let value = try Self.unboxed(reply, "ao")
+    /// The object paths in a `Properties.Get` reply for the service's `Collections`.
+    static func collectionPaths(in reply: OpaquePointer) throws -> [String] {
+        let value = try unboxed(reply, "ao")
         defer { g_variant_unref(value) }
         return GLibValues.objectPaths(inArray: value)
     }
@@ -280,6 +298,11 @@ extension MethodCall {
         return MethodCall(
             method: "Get", path: path, interface: "org.freedesktop.DBus.Properties",
             parameters: g_variant_new_tuple(&arguments, 2), replyType: "(v)")
+    }
+
+    /// The service's `Collections` property.
+    static var collections: MethodCall {
+        property("Collections", of: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service")
     }
 
     /// The `Locked` property of the collection at `path`.

@@ -20,17 +20,37 @@ final class OpenService: @unchecked Sendable {
     private let replyFilter: guint
     /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
     private let resolved = Mutex<[KeyringAttributes: String]>([:])
+    /// The collections as last seen: each lookup asks about these while it asks for the list again.
+    private let collections: Mutex<[String]>
 
     /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    /// The service's collections are asked for in the same round trip, for the first lookup to build on.
     fileprivate init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
         // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
-        // then its OpenSession handler runs first and the daemon aborts ("assertion 'client' failed" in
-        // plain_negotiate; measured about once in 300–1300 short-lived clients). A Ping sent ahead (answered
-        // by GDBus itself; no reply awaited) lets the registration run before OpenSession arrives.
+        // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
+        // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession,
+        // and still when the collections question went first). A Ping sent ahead (answered by GDBus itself,
+        // no reply awaited) prevented it in every run measured.
         let ping = g_dbus_message_new_method_call("org.freedesktop.secrets", "/", "org.freedesktop.DBus.Peer", "Ping")!
         defer { g_object_unref(UnsafeMutableRawPointer(ping)) }
         g_dbus_message_set_flags(ping, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED)
         g_dbus_connection_send_message(connection, ping, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
+        let (session, answers) = try Pipeline.send([.collections], on: connection, to: "org.freedesktop.secrets", call) {
+            try Self.openPlainSession(on: connection, call)
+        }
+        defer { g_variant_unref(answers[0]) }
+        let seen = try OpenService.collectionPaths(in: answers[0])
+        self.connection = connection
+        owner = session.owner
+        transport = .plain
+        sessionPath = session.path
+        libsecretProxy = Mutex(nil)
+        collections = Mutex(seen)
+        replyFilter = replies.attach(to: connection)
+    }
+
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    private static func openPlainSession(on connection: OpaquePointer, _ call: CallContext) throws -> (owner: String, path: String) {
         let message = g_dbus_message_new_method_call(
             "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
@@ -48,12 +68,7 @@ final class OpenService: @unchecked Sendable {
               let sender = g_dbus_message_get_sender(reply) else {
             throw KeyringError.invalidItemData("OpenSession answered with an unexpected reply")
         }
-        self.connection = connection
-        owner = String(cString: sender)
-        transport = .plain
-        sessionPath = GLibValues.objectPaths(inTuple: body)[0]
-        libsecretProxy = Mutex(nil)
-        replyFilter = replies.attach(to: connection)
+        return (String(cString: sender), GLibValues.objectPaths(inTuple: body)[0])
     }
 
     /// An encrypted session, negotiated by libsecret when `proxy` was made.
@@ -65,6 +80,7 @@ final class OpenService: @unchecked Sendable {
         transport = .encrypted
         sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
         libsecretProxy = Mutex(ProxyHandle(pointer: proxy))
+        collections = Mutex([])
         replyFilter = replies.attach(to: connection)
     }
 
@@ -130,6 +146,12 @@ final class OpenService: @unchecked Sendable {
 
     /// Remembers (or, with `nil`, forgets) the item path `attributes` resolve to.
     func setResolvedPath(_ path: String?, for attributes: KeyringAttributes) { resolved.withLock { $0[attributes] = path } }
+
+    /// The collections as last seen.
+    var knownCollections: [String] {
+        get { collections.withLock { $0 } }
+        set { collections.withLock { $0 = newValue } }
+    }
 
     /// Forgets every resolution that led to `path`.
     func forgetResolutions(of path: String) { resolved.withLock { $0 = $0.filter { $0.value != path } } }
