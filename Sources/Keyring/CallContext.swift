@@ -5,8 +5,9 @@ import Synchronization
 /// One keyring call in flight: its deadline, and the `GCancellable` every blocking call receives,
 /// cancelled by cancellation of the task that awaits it or, once armed, by the deadline.
 ///
-/// Direct D-Bus calls carry the time left as their own timeout; only calls that take nothing but a
-/// cancellable (libsecret's, the lock file) arm a timer, so the common read schedules none.
+/// Direct D-Bus calls carry the time left as their own timeout; only steps that take nothing but a
+/// cancellable (libsecret's calls, the lock file, a prompt's wait) arm a timer — from then on the deadline
+/// cancels the rest of the call too — so the common read schedules none.
 final class CallContext: @unchecked Sendable {
     // GCancellable is thread-safe; the pointer never changes.
     let cancellable: UnsafeMutablePointer<GCancellable>

@@ -45,7 +45,8 @@ public struct KeyringClient: Sendable {
 
     /// Runs `body` holding the per-user creation lock for `attributes` — the lock
     /// ``secret(matching:orStore:label:in:contentType:)`` takes — so that a read-or-create made of several
-    /// calls is atomic across processes that use this library. Waiting for the lock is bounded by ``timeout``.
+    /// calls is atomic across processes that use this library. Each wait for it — this process's queue, then the
+    /// lock file — is bounded by ``timeout``.
     ///
     /// Inside `body`, do not call ``secret(matching:orStore:label:in:contentType:)`` for the same attributes:
     /// the lock is not reentrant.

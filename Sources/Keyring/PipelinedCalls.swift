@@ -11,38 +11,46 @@ struct MethodCall {
     let replyType: String
 }
 
+/// A reply to one call of a batch: the reply (owned: unref it) or why there is none.
+typealias MethodReply = Result<OpaquePointer, any Error>
+
 extension OpenService {
     /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
     /// within the call's time and cancellable. Returns the replies in order (unref each); throws the first
     /// failure once every reply is in.
     func callAll(_ calls: [MethodCall], _ call: CallContext) throws -> [OpaquePointer] {
-        try Pipeline.send(calls, on: connection, to: owner, call) {}.replies
+        try Pipeline.replies(callEach(calls, call))
+    }
+
+    /// Like ``callAll(_:_:)``, with each call's own outcome (release them with ``Pipeline/release(_:)``).
+    func callEach(_ calls: [MethodCall], _ call: CallContext) -> [MethodReply] {
+        Pipeline.send(calls, on: connection, to: owner, call) {}.replies
     }
 }
 
 /// Calls sent at once on a connection, their replies collected on the sending thread.
 enum Pipeline {
     /// Sends `calls` to `destination`, runs `body` while they are under way, then waits for every reply.
-    /// Returns what `body` returned and the replies in order (unref each); throws `body`'s error or the first
-    /// failed call's, always after every reply is in.
-    static func send<Result>(
-        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, _ call: CallContext,
-        while body: () throws -> Result
-    ) throws -> (result: Result, replies: [OpaquePointer]) {
+    /// Returns what `body` returned and each call's outcome, in order; throws `body`'s error, always after
+    /// every reply is in (and then releases them). `autoStart` lets the bus start the destination's service.
+    static func send<Value, Failure: Error>(
+        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, autoStart: Bool = false,
+        _ call: CallContext, while body: () throws(Failure) -> Value
+    ) throws(Failure) -> (result: Value, replies: [MethodReply]) {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
         defer {
             g_main_context_pop_thread_default(context)
             g_main_context_unref(context)
         }
-        let batch = Unmanaged.passRetained(Batch(count: calls.count))
-        defer { batch.release() }
+        let batch = Batch(count: calls.count)
+        let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         for (index, method) in calls.enumerated() {
-            // The callback runs in `context`, iterated below, with its own retain of the batch.
-            let slot = Unmanaged.passRetained(Batch.Slot(batch: batch.takeUnretainedValue(), index: index, call: method))
+            // The callback runs in `context`, iterated below, and releases the slot it was given.
+            let slot = Unmanaged.passRetained(Batch.Slot(batch: batch, index: index, call: method))
             g_dbus_connection_call(
                 connection, destination, method.path, method.interface, method.method, method.parameters, nil,
-                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
+                flags, call.remainingMilliseconds, call.cancellable,
                 { source, result, slot in
                     let slot = Unmanaged<Batch.Slot>.fromOpaque(slot!).takeRetainedValue()
                     var error: UnsafeMutablePointer<GError>?
@@ -50,11 +58,38 @@ enum Pipeline {
                     slot.batch.finish(slot, reply: reply, error: error)
                 }, slot.toOpaque())
         }
-        let result = Swift.Result { try body() }
-        while batch.takeUnretainedValue().pending > 0 {
+        let result: Result<Value, Failure>
+        do {
+            result = .success(try body())
+        } catch {
+            result = .failure(error)
+        }
+        while batch.pending > 0 {
             g_main_context_iteration(context, 1)
         }
-        return (try result.get(), try batch.takeUnretainedValue().takeReplies())
+        let replies = batch.outcomes
+        switch result {
+        case .success(let value):
+            return (value, replies)
+        case .failure(let error):
+            release(replies)
+            throw error
+        }
+    }
+
+    /// The replies, or the first failure (then every reply is released).
+    static func replies(_ outcomes: [MethodReply]) throws -> [OpaquePointer] {
+        do {
+            return try outcomes.map { try $0.get() }
+        } catch {
+            release(outcomes)
+            throw error
+        }
+    }
+
+    /// Releases the replies among `outcomes`.
+    static func release(_ outcomes: [MethodReply]) {
+        for case .success(let reply) in outcomes { g_variant_unref(reply) }
     }
 }
 
@@ -75,15 +110,11 @@ private final class Batch: @unchecked Sendable {
     }
 
     private(set) var pending: Int
-    private var outcomes: [Result<OpaquePointer, any Error>?]
+    private(set) var outcomes: [MethodReply]
 
     init(count: Int) {
         pending = count
-        outcomes = Array(repeating: nil, count: count)
-    }
-
-    deinit {
-        for case .success(let reply)? in outcomes { g_variant_unref(reply) }
+        outcomes = Array(repeating: .failure(KeyringError.invalidItemData("no reply")), count: count)
     }
 
     func finish(_ slot: Slot, reply: OpaquePointer?, error: UnsafeMutablePointer<GError>?) {
@@ -96,16 +127,5 @@ private final class Batch: @unchecked Sendable {
             reply.map { g_variant_unref($0) }
             outcomes[slot.index] = .failure(KeyringError.invalidItemData("\(slot.name) answered with an unexpected type"))
         }
-    }
-
-    /// The replies, handed over to the caller; or the first failure.
-    func takeReplies() throws -> [OpaquePointer] {
-        for case .failure(let error)? in outcomes { throw error }
-        let replies = outcomes.map { outcome -> OpaquePointer in
-            guard case .success(let reply)? = outcome else { preconditionFailure("every call answered") }
-            return reply
-        }
-        outcomes = Array(repeating: nil, count: outcomes.count)
-        return replies
     }
 }

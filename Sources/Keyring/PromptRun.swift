@@ -25,7 +25,11 @@ extension OpenService {
                 guard let parameters, let box else { return }
                 Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().complete(with: parameters)
             }, outcome.toOpaque(), nil)
-        defer { g_dbus_connection_signal_unsubscribe(connection, completed) }
+        defer {
+            g_dbus_connection_signal_unsubscribe(connection, completed)
+            // Deliveries already queued hold the context: let them run (they find the outcome decided).
+            while g_main_context_iteration(context, 0) != 0 {}
+        }
         let vanished = g_dbus_connection_signal_subscribe(
             connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus", owner,
             G_DBUS_SIGNAL_FLAGS_NONE,
@@ -44,8 +48,13 @@ extension OpenService {
         }
 
         var arguments: [OpaquePointer?] = [g_variant_new_string("")]
-        g_variant_unref(try callMethod(
-            "Prompt", on: path, interface: "org.freedesktop.Secret.Prompt", g_variant_new_tuple(&arguments, 1), returning: "()", call))
+        do {
+            g_variant_unref(try callMethod(
+                "Prompt", on: path, interface: "org.freedesktop.Secret.Prompt", g_variant_new_tuple(&arguments, 1), returning: "()", call))
+        } catch {
+            dismissPrompt(at: path)
+            throw error
+        }
         while outcome.takeUnretainedValue().isWaiting, g_cancellable_is_cancelled(call.cancellable) == 0 {
             g_main_context_iteration(context, 1)
         }
@@ -56,6 +65,9 @@ extension OpenService {
             throw call.cancellationError
         case .providerLeft:
             throw KeyringError.serviceUnavailable("the Secret Service left the bus while a prompt was open")
+        case .malformed:
+            dismissPrompt(at: path)
+            throw KeyringError.invalidItemData("a prompt completed with a malformed signal")
         case .dismissed:
             return nil
         case .completed(let result):
@@ -82,6 +94,7 @@ private final class PromptOutcome: @unchecked Sendable {
         case dismissed
         case completed(Result)
         case providerLeft
+        case malformed
     }
 
     /// A GVariant this outcome holds a reference to.
@@ -100,7 +113,11 @@ private final class PromptOutcome: @unchecked Sendable {
 
     /// `Completed(b dismissed, v result)`.
     func complete(with parameters: OpaquePointer) {
-        guard isWaiting, String(cString: g_variant_get_type_string(parameters)) == "(bv)" else { return }
+        guard isWaiting else { return }
+        guard String(cString: g_variant_get_type_string(parameters)) == "(bv)" else {
+            state = .malformed
+            return
+        }
         let dismissed = g_variant_get_child_value(parameters, 0)!
         defer { g_variant_unref(dismissed) }
         guard g_variant_get_boolean(dismissed) == 0 else {

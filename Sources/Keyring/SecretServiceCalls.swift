@@ -1,8 +1,8 @@
 import CLibSecret
 import FoundationEssentials
 
-/// The Secret Service calls, one blocking D-Bus call each (prompts: until they complete), on an open service.
-/// Run them on a worker thread only.
+/// The Secret Service calls on an open service: blocking D-Bus calls (several sent at once where a step asks
+/// several questions; prompts run until they complete). Run them on a worker thread only.
 extension OpenService {
     /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
     /// One D-Bus round trip; answers at once on a locked collection (with nothing, on some providers).
@@ -18,29 +18,37 @@ extension OpenService {
     func lockStatesAndMatches(
         _ attributes: KeyringAttributes, _ call: CallContext
     ) throws -> [(collection: String, locked: Bool, matches: [String])] {
-        let known = knownCollections
-        let replies = try callAll([.collections] + known.flatMap { Self.lockAndSearch(attributes, $0) }, call)
-        defer { replies.forEach { g_variant_unref($0) } }
-        let current = try Self.collectionPaths(in: replies[0])
-        if current == known { return try Self.lockStatesAndMatches(of: known, in: replies.dropFirst()) }
-        knownCollections = current
-        let again = try callAll(current.flatMap { Self.lockAndSearch(attributes, $0) }, call)
-        defer { again.forEach { g_variant_unref($0) } }
-        return try Self.lockStatesAndMatches(of: current, in: again[...])
+        var known = knownCollections
+        for _ in 0..<3 {
+            let outcomes = callEach([.collections] + known.flatMap { Self.lockAndSearch(attributes, $0) }, call)
+            defer { Pipeline.release(outcomes) }
+            let current = try Self.collectionPaths(in: outcomes[0].get())
+            if current == known, let answers = try Self.answers(of: known, in: outcomes.dropFirst()) { return answers }
+            knownCollections = current
+            known = current
+        }
+        throw KeyringError.invalidItemData("the collections kept changing while being searched")
     }
 
-    /// The questions asked of each collection: its `Locked` property, and `SearchItems`.
+    /// The questions asked of each collection: `Locked`, `SearchItems`, and `Locked` again — a collection locked
+    /// (or unlocked) while it was searched counts as locked, so its empty answer is never taken for "absent".
     private static func lockAndSearch(_ attributes: KeyringAttributes, _ collection: String) -> [MethodCall] {
-        [.collectionLocked(collection), .searchItems(attributes, inCollection: collection)]
+        [.collectionLocked(collection), .searchItems(attributes, inCollection: collection), .collectionLocked(collection)]
     }
 
-    /// The answers to ``lockAndSearch(_:_:)`` for each of `collections`, in order.
-    private static func lockStatesAndMatches(
-        of collections: [String], in replies: ArraySlice<OpaquePointer>
-    ) throws -> [(collection: String, locked: Bool, matches: [String])] {
-        try collections.enumerated().map { index, collection in
-            let base = replies.startIndex + 2 * index
-            return (collection, try lockState(in: replies[base]), GLibValues.objectPaths(in: replies[base + 1], at: 0))
+    /// The answers to ``lockAndSearch(_:_:)`` for each of `collections`, in order; `nil` when a collection went
+    /// away meanwhile (ask again).
+    private static func answers(
+        of collections: [String], in outcomes: ArraySlice<MethodReply>
+    ) throws -> [(collection: String, locked: Bool, matches: [String])]? {
+        do {
+            return try collections.enumerated().map { index, collection in
+                let base = outcomes.startIndex + 3 * index
+                let locked = try lockState(in: outcomes[base].get()) || lockState(in: outcomes[base + 2].get())
+                return (collection, locked, GLibValues.objectPaths(in: try outcomes[base + 1].get(), at: 0))
+            }
+        } catch let failure as GLibFailure where failure.isNoSuchObject {
+            return nil
         }
     }
 
@@ -183,6 +191,8 @@ extension OpenService {
         in collectionPath: String, label: String, attributes: KeyringAttributes,
         secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: CallContext
     ) throws -> String {
+        // Encoded first: nothing floating is left behind if encoding fails.
+        let encoded = try encode(secret, contentType: contentType, call)
         let propertyType = g_variant_type_new("{sv}")
         defer { g_variant_type_free(propertyType) }
         let attributesValue = GLibValues.attributesVariant(attributes)
@@ -192,8 +202,7 @@ extension OpenService {
             GLibValues.propertyEntry("org.freedesktop.Secret.Item.Attributes", attributesValue),
         ]
         var arguments: [OpaquePointer?] = [
-            g_variant_new_array(propertyType, &properties, gsize(properties.count)),
-            try encode(secret, contentType: contentType, call), g_variant_new_boolean(0),
+            g_variant_new_array(propertyType, &properties, gsize(properties.count)), encoded, g_variant_new_boolean(0),
         ]
         let reply = try callMethod(
             "CreateItem", on: collectionPath, interface: "org.freedesktop.Secret.Collection",
@@ -201,9 +210,14 @@ extension OpenService {
         defer { g_variant_unref(reply) }
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != "/" { return paths[0] }
-        if !mayUnlock, try isLocked(collection: collectionPath, call) {
+        do {
+            if !mayUnlock, try isLocked(collection: collectionPath, call) {
+                throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
+            }
+        } catch {
+            // The prompt is never shown, and nothing is written later.
             dismissPrompt(at: paths[1])
-            throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
+            throw error
         }
         guard let completed = try runPrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
         defer { g_variant_unref(completed) }

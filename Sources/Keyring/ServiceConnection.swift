@@ -23,8 +23,8 @@ final class OpenService: @unchecked Sendable {
     /// The collections as last seen: each lookup asks about these while it asks for the list again.
     private let collections: Mutex<[String]>
 
-    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
-    /// The service's collections are asked for in the same round trip, for the first lookup to build on.
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon. The service's
+    /// collections are asked for in the same round trip, for the first lookup to build on.
     fileprivate init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
         // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
         // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
@@ -33,13 +33,15 @@ final class OpenService: @unchecked Sendable {
         // no reply awaited) prevented it in every run measured.
         let ping = g_dbus_message_new_method_call("org.freedesktop.secrets", "/", "org.freedesktop.DBus.Peer", "Ping")!
         defer { g_object_unref(UnsafeMutableRawPointer(ping)) }
-        g_dbus_message_set_flags(ping, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED)
+        g_dbus_message_set_flags(ping, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED)   // may start the provider, as OpenSession may
         g_dbus_connection_send_message(connection, ping, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
-        let (session, answers) = try Pipeline.send([.collections], on: connection, to: "org.freedesktop.secrets", call) {
+        // The bus may start the provider on demand: every message of the opening may start it.
+        let (session, answers) = try Pipeline.send([.collections], on: connection, to: "org.freedesktop.secrets", autoStart: true, call) {
             try Self.openPlainSession(on: connection, call)
         }
-        defer { g_variant_unref(answers[0]) }
-        let seen = try OpenService.collectionPaths(in: answers[0])
+        defer { Pipeline.release(answers) }
+        // Without an answer, the first lookup asks again.
+        let seen = (try? answers[0].get()).flatMap { try? OpenService.collectionPaths(in: $0) } ?? []
         self.connection = connection
         owner = session.owner
         transport = .plain
@@ -49,7 +51,7 @@ final class OpenService: @unchecked Sendable {
         replyFilter = replies.attach(to: connection)
     }
 
-    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    /// Opens a plain session by a direct `OpenSession` call; returns the daemon's unique name and the session path.
     private static func openPlainSession(on connection: OpaquePointer, _ call: CallContext) throws -> (owner: String, path: String) {
         let message = g_dbus_message_new_method_call(
             "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession")
