@@ -249,3 +249,12 @@ public final class PrivateKeyring: Sendable {
         """
     }
 }
+
+extension PrivateKeyring {
+    /// Deletes the collection `name` through the Secret Service (`Collection.Delete`; gnome-keyring asks no one).
+    public func deleteCollection(named name: String) async throws {
+        _ = try await BusCall.call(
+            address, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/collection/\(name)",
+            interface: "org.freedesktop.Secret.Collection", method: "Delete")
+    }
+}

@@ -49,6 +49,20 @@ struct FailureTests {
         }
     }
 
+    @Test("A collection deleted under a client that knew it: the next lookups answer from the collections left")
+    func collectionDeleted() async throws {
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let attributes = uniqueAttributes()
+            try await client.store(KeyringSecret(utf8: "in login"), label: "s", attributes: attributes)
+            #expect(try await client.items(matching: attributes).count == 1)
+            try await keyring.deleteCollection(named: "login")
+            #expect(try await client.items(matching: attributes).isEmpty)
+            #expect(try await client.secret(matching: attributes) == nil)
+            #expect(try await client.secret(matching: attributes) == nil)
+        }
+    }
+
     @Test("A daemon that never answers gives .timedOut at the call's timeout, and the next call works", arguments: SecretServiceProvider.all)
     func hungDaemonTimesOut(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
