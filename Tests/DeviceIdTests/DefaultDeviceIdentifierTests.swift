@@ -89,7 +89,7 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
-    @Test("Locked: a typed error, no identity generated, nothing written; unlocked again, the same id", arguments: SecretServiceProvider.all)
+    @Test("Locked: a typed error, no identity generated, nothing written; unlocked again, the same id", arguments: SecretServiceProvider.allLockModes)
     func locked(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()

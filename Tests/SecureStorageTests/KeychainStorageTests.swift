@@ -118,7 +118,7 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes", arguments: SecretServiceProvider.all)
+    @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes", arguments: SecretServiceProvider.allLockModes)
     func lockedKeyring(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
