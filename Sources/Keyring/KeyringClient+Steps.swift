@@ -198,6 +198,11 @@ extension KeyringClient {
     func readSecret(at path: String, lockedKnown: Bool, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
         if lockedKnown { try unlockOrThrow([path], service, call) }
         do {
+            let secret = try service.secret(atPath: path, call)
+            // KWallet hands out an empty secret for an item of a locked wallet, where others fail: an empty
+            // secret counts only from an unlocked item.
+            guard secret.count == 0, try service.isLocked(item: path, call) else { return secret }
+            try unlockOrThrow([path], service, call)
             return try service.secret(atPath: path, call)
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return nil

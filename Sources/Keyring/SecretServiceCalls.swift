@@ -66,6 +66,13 @@ extension OpenService {
         return try Self.lockState(in: reply)
     }
 
+    /// Whether the item at `path` is locked: its `Locked` property.
+    func isLocked(item path: String, _ call: CallContext) throws -> Bool {
+        let reply = try send(.property("Locked", of: path, interface: "org.freedesktop.Secret.Item"), call)
+        defer { g_variant_unref(reply) }
+        return try Self.lockState(in: reply)
+    }
+
     /// The `b` in a `Properties.Get` reply for `Locked`.
     private static func lockState(in reply: OpaquePointer) throws -> Bool {
         let value = try unboxed(reply, "b")

@@ -116,7 +116,9 @@ final class OpenService: @unchecked Sendable {
             }
             let encoded = g_variant_get_child_value(body, 0)!
             defer { g_variant_unref(encoded) }
-            return GLibValues.plainSecret(in: encoded)
+            let secret = GLibValues.plainSecret(in: encoded)
+            // An empty secret may stand for a locked item (KWallet): the blocking path checks.
+            return secret.count == 0 ? nil : secret
         }
     }
 

@@ -14,10 +14,32 @@ enum BusCall {
         _ address: String, destination: String, path: String, interface: String, method: String,
         arguments: [String] = [], timeout: Duration = .seconds(10)
     ) async throws -> String {
+        try await callOffPool(address, destination, path, interface, method, timeout) {
+            var values: [OpaquePointer?] = arguments.map { g_variant_new_string($0) }
+            return g_variant_new_tuple(&values, gsize(values.count))
+        }
+    }
+
+    /// Calls `method` with arguments given as GVariant text, for example `('kdewallet', [byte 0x01], 0)`.
+    static func call(
+        _ address: String, destination: String, path: String, interface: String, method: String,
+        tuple: String, timeout: Duration = .seconds(10)
+    ) async throws -> String {
+        try await callOffPool(address, destination, path, interface, method, timeout) {
+            var error: UnsafeMutablePointer<GError>?
+            guard let parameters = g_variant_parse(nil, tuple, nil, nil, &error) else { throw failure(taking: error) }
+            return parameters
+        }
+    }
+
+    private static func callOffPool(
+        _ address: String, _ destination: String, _ path: String, _ interface: String, _ method: String,
+        _ timeout: Duration, _ parameters: @escaping @Sendable () throws -> OpaquePointer?
+    ) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    try callBlocking(address, destination, path, interface, method, arguments, timeout)
+                    try callBlocking(address, destination, path, interface, method, parameters(), timeout)
                 })
             }
         }
@@ -31,7 +53,7 @@ enum BusCall {
 
     private static func callBlocking(
         _ address: String, _ destination: String, _ path: String, _ interface: String, _ method: String,
-        _ arguments: [String], _ timeout: Duration
+        _ parameters: OpaquePointer?, _ timeout: Duration
     ) throws -> String {
         var error: UnsafeMutablePointer<GError>?
         let flags = GDBusConnectionFlags(
@@ -43,8 +65,6 @@ enum BusCall {
             g_dbus_connection_close_sync(connection, nil, nil)
             g_object_unref(UnsafeMutableRawPointer(connection))
         }
-        var values: [OpaquePointer?] = arguments.map { g_variant_new_string($0) }
-        let parameters = g_variant_new_tuple(&values, gsize(values.count))
         let milliseconds = Int32(timeout.components.seconds * 1000)
         guard let reply = g_dbus_connection_call_sync(
             connection, destination, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,

@@ -129,6 +129,9 @@ public final class PrivateKeyring: Sendable {
         case .keePassXC(let unlockBeforeSearch):
             precondition(unlock, "KeePassXC always opens its database")
             try await startKeePassXC(unlockBeforeSearch: unlockBeforeSearch)
+        case .kWallet:
+            precondition(unlock, "KWallet always opens its wallet")
+            try await startKWallet()
         }
     }
 
@@ -138,6 +141,7 @@ public final class PrivateKeyring: Sendable {
         switch provider {
         case .gnomeKeyring: try await client().lock(.default)
         case .keePassXC: try await lockKeePassXC()
+        case .kWallet: try await lockKWallet()
         }
     }
 
@@ -150,6 +154,8 @@ public final class PrivateKeyring: Sendable {
             try await startDaemon(unlock: true)
         case .keePassXC:
             try await unlockKeePassXC()
+        case .kWallet:
+            try await unlockKWallet()
         }
     }
 

@@ -6,9 +6,11 @@ public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
     /// `unlockBeforeSearch` is its `[FdoSecrets] UnlockBeforeSearch` setting: when on (KeePassXC's default),
     /// a search with every database locked waits for someone to unlock one; when off, it answers with nothing.
     case keePassXC(unlockBeforeSearch: Bool)
+    /// kwalletd5 with its Secret Service API on, serving the wallet `kdewallet`.
+    case kWallet
 
     /// The providers every keyring-facing test runs on: each with its default settings.
-    public static let all: [SecretServiceProvider] = [.gnomeKeyring, .keePassXC(unlockBeforeSearch: true)]
+    public static let all: [SecretServiceProvider] = [.gnomeKeyring, .keePassXC(unlockBeforeSearch: true), .kWallet]
 
     /// Every provider and every lock mode: for tests of what a locked keyring answers.
     public static let allLockModes: [SecretServiceProvider] = all + [.keePassXC(unlockBeforeSearch: false)]
@@ -18,6 +20,7 @@ public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .gnomeKeyring: "login"
         case .keePassXC: "keepassxc"
+        case .kWallet: "kdewallet"
         }
     }
 
@@ -26,6 +29,7 @@ public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .gnomeKeyring: "gnome-keyring"
         case .keePassXC(let unlockBeforeSearch): "KeePassXC (UnlockBeforeSearch=\(unlockBeforeSearch))"
+        case .kWallet: "KWallet"
         }
     }
 }

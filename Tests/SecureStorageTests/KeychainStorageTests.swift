@@ -56,8 +56,8 @@ struct KeychainStorageTests {
                 #expect(sealedOut.stdout.count > 40)
                 #expect(sealedOut.stdout.first == 1)
                 #expect((try? JSONDecoder().decode(Profile.self, from: sealedOut.stdout)) == nil)
-            case .keePassXC:
-                // KeePassXC keeps the content type, and secret-tool prints no binary secret.
+            case .keePassXC, .kWallet:
+                // KeePassXC and KWallet keep the content type, and secret-tool prints no binary secret.
                 #expect(sealedOut.status != 0 && sealedOut.errorText.contains("does not contain a textual password"))
             }
             let items = try await keyring.client().items(matching: ["service": group])

@@ -1,0 +1,98 @@
+import Foundation
+import Keyring
+
+/// KWallet as a test provider: `kwalletd5` headless (Qt's offscreen platform), its Secret Service API on, and a
+/// wallet `kdewallet` made and opened with no dialog through its own D-Bus API (`pamOpen`, as the PAM module
+/// does at login) with a fixed 56-byte key.
+enum KWallet {
+    static let wallet = "kdewallet"
+    static let daemon = (name: "org.kde.kwalletd5", path: "/modules/kwalletd5", interface: "org.kde.KWallet")
+
+    /// The key `pamOpen` takes (a PBKDF2 hash of the login password, at login): a fixed test value, as GVariant text.
+    static let key = "[" + (0..<56).map { "byte 0x" + String(($0 * 37 + 11) % 256, radix: 16) }.joined(separator: ", ") + "]"
+
+    /// Its settings, written before each start: the Secret Service API on, the wallet to serve named.
+    static let settings = """
+        [Wallet]
+        Enabled=true
+        First Use=false
+        Default Wallet=\(wallet)
+
+        [org.freedesktop.secrets]
+        apiEnabled=true
+
+        """
+}
+
+extension PrivateKeyring {
+    private var walletFile: URL { root.appendingPathComponent("home/.local/share/kwalletd/\(KWallet.wallet).kwl") }
+
+    func startKWallet() async throws {
+        let configuration = root.appendingPathComponent("home/.config")
+        try FileManager.default.createDirectory(at: configuration, withIntermediateDirectories: true)
+        try KWallet.settings.write(to: configuration.appendingPathComponent("kwalletrc"), atomically: true, encoding: .utf8)
+        if !FileManager.default.fileExists(atPath: walletFile.path) {
+            // The wallet is made by the first pamOpen; the Secret Service sees it after kwalletd5 restarts.
+            try await launchKWallet()
+            try await openWallet()
+            try await closeWallet()
+            await killDaemon()
+        }
+        try await launchKWallet()
+        try await openAndUnlock()
+    }
+
+    /// Locks the collection through the Secret Service's `Lock`, then closes the wallet (kwalletd5 writes it to disk then).
+    func lockKWallet() async throws {
+        try await client().lock(.default)
+        try await closeWallet()
+        try await waitUntilWallet(locked: true)
+    }
+
+    /// Unlocks the wallet as a login would, in a kwalletd5 started afresh: an unlock prompt nobody answered
+    /// leaves a running one unable to open the wallet (measured). The wallet was written to disk when locked.
+    func unlockKWallet() async throws {
+        await killDaemon()
+        try await launchKWallet()
+        try await openAndUnlock()
+    }
+
+    /// Opens the wallet with its key, then has the Secret Service unlock the collection (a prompt that needs no
+    /// user while the wallet is open).
+    private func openAndUnlock() async throws {
+        try await openWallet()
+        try await client(unlockPolicy: .interactive).unlock(.default)
+        try await waitUntilWallet(locked: false)
+    }
+
+    private func launchKWallet() async throws {
+        var environment = environment
+        environment["QT_QPA_PLATFORM"] = "offscreen"
+        try launch(try ChildProcess.prepare("kwalletd5", [], environment: environment), input: Data())
+        for name in [KWallet.daemon.name, "org.freedesktop.secrets"] {
+            let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", name])
+            guard wait.status == 0 else { throw KeyringError.serviceUnavailable("kwalletd5 did not appear: \(wait.errorText)") }
+        }
+    }
+
+    private func openWallet() async throws {
+        _ = try await BusCall.call(
+            address, destination: KWallet.daemon.name, path: KWallet.daemon.path, interface: KWallet.daemon.interface,
+            method: "pamOpen", tuple: "('\(KWallet.wallet)', \(KWallet.key), 0)")
+    }
+
+    private func closeWallet() async throws {
+        _ = try await BusCall.call(
+            address, destination: KWallet.daemon.name, path: KWallet.daemon.path, interface: KWallet.daemon.interface,
+            method: "close", tuple: "('\(KWallet.wallet)', true)")
+    }
+
+    private func waitUntilWallet(locked: Bool) async throws {
+        try await waitUntil("KWallet's default collection is \(locked ? "locked" : "unlocked")") {
+            let state = try? await BusCall.property(
+                address, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default",
+                interface: "org.freedesktop.Secret.Collection", name: "Locked")
+            return state == "(<\(locked)>,)"
+        }
+    }
+}
