@@ -43,6 +43,12 @@ public struct KeyringClient: Sendable {
         connection = .shared(bus, transport: transport)
     }
 
+    /// Closes this process's connections to `bus`, for a bus that is going away (a test's private one):
+    /// clients of it open a new connection on their next call.
+    package static func closeConnections(to bus: BusAddress) {
+        ServiceConnection.forget(bus)
+    }
+
     /// Runs `body` holding the per-user creation lock for `attributes` — the lock
     /// ``secret(matching:orStore:label:in:contentType:)`` takes — so that a read-or-create made of several
     /// calls is atomic across processes that use this library. Each wait for it — this process's queue, then the

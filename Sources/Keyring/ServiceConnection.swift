@@ -182,6 +182,17 @@ final class ServiceConnection: Sendable {
         }
     }
 
+    /// Closes and forgets this process's connections to `bus` (a bus that is going away, as a test's private
+    /// one does); clients made earlier open a new one on their next call.
+    static func forget(_ bus: BusAddress) {
+        let forgotten = all.withLock { connections in
+            let matching = connections.filter { $0.key.bus == bus }
+            for key in matching.keys { connections.removeValue(forKey: key) }
+            return Array(matching.values)
+        }
+        for connection in forgotten { connection.current.withLock { $0 = nil } }
+    }
+
     private let bus: BusAddress
     private let transport: SecretTransport
     private let current = Mutex<OpenService?>(nil)

@@ -46,7 +46,7 @@ extension PrivateKeyring {
     func lockKWallet() async throws {
         try await client().lock(.default)
         try await closeWallet()
-        try await waitUntilWallet(locked: true)
+        try await waitUntilDefaultCollection(locked: true)
     }
 
     /// Unlocks the wallet as a login would, in a kwalletd5 started afresh: an unlock prompt nobody answered
@@ -62,7 +62,7 @@ extension PrivateKeyring {
     private func openAndUnlock() async throws {
         try await openWallet()
         try await client(unlockPolicy: .interactive).unlock(.default)
-        try await waitUntilWallet(locked: false)
+        try await waitUntilDefaultCollection(locked: false)
     }
 
     private func launchKWallet() async throws {
@@ -85,14 +85,5 @@ extension PrivateKeyring {
         _ = try await BusCall.call(
             address, destination: KWallet.daemon.name, path: KWallet.daemon.path, interface: KWallet.daemon.interface,
             method: "close", tuple: "('\(KWallet.wallet)', true)")
-    }
-
-    private func waitUntilWallet(locked: Bool) async throws {
-        try await waitUntil("KWallet's default collection is \(locked ? "locked" : "unlocked")") {
-            let state = try? await BusCall.property(
-                address, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default",
-                interface: "org.freedesktop.Secret.Collection", name: "Locked")
-            return state == "(<\(locked)>,)"
-        }
     }
 }

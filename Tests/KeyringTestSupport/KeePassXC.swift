@@ -68,14 +68,4 @@ extension PrivateKeyring {
             interface: KeePassXC.mainWindow.name, method: "openDatabase", arguments: [keePassXCDatabase.path, password])
         try await waitUntilDefaultCollection(locked: false)
     }
-
-    /// Waits until the `default` alias names a collection whose `Locked` property is `locked`.
-    private func waitUntilDefaultCollection(locked: Bool) async throws {
-        try await waitUntil("KeePassXC's default collection is \(locked ? "locked" : "unlocked")") {
-            let state = try? await BusCall.property(
-                address, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default",
-                interface: "org.freedesktop.Secret.Collection", name: "Locked")
-            return state == "(<\(locked)>,)"
-        }
-    }
 }

@@ -91,7 +91,7 @@ public final class PrivateKeyring: Sendable {
         bus.standardOutput = stdout
         bus.standardError = FileHandle.nullDevice
         busExited = ChildProcess.exitStatus(of: bus)
-        try bus.run()
+        try ChildProcess.start(bus)
         // dbus-daemon prints its address once it is listening.
         address = await ChildProcess.readLine(stdout.fileHandleForReading)
         guard !address.isEmpty else { throw KeyringError.noSessionBus("the private dbus-daemon did not start") }
@@ -166,7 +166,7 @@ public final class PrivateKeyring: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let exited = ChildProcess.exitStatus(of: process)
-        try process.run()
+        try ChildProcess.start(process)
         daemon.withLock { $0 = (process, exited) }
         try stdin.fileHandleForWriting.write(contentsOf: input)
         try stdin.fileHandleForWriting.close()
@@ -210,8 +210,11 @@ public final class PrivateKeyring: Sendable {
     }
 
     /// Runs a command against this keyring (for example `secret-tool`), with `input` on its standard input.
-    public func run(_ executable: String, _ arguments: [String], input: Data = Data()) async throws -> ProcessOutput {
-        try await ChildProcess.run(executable, arguments, environment: environment, input: input)
+    /// `environment` adds to (or replaces in) this keyring's environment.
+    public func run(
+        _ executable: String, _ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:]
+    ) async throws -> ProcessOutput {
+        try await ChildProcess.run(executable, arguments, environment: environment.merging(extra) { $1 }, input: input)
     }
 
     /// Stops `process` (SIGKILL) when this keyring shuts down.
@@ -220,6 +223,8 @@ public final class PrivateKeyring: Sendable {
     }
 
     private func shutDown() async {
+        // The test process keeps no connection (nor its file descriptor) to a bus that is gone.
+        KeyringClient.closeConnections(to: .address(address))
         freezeDaemon(false)
         await killDaemon()
         for helper in helpers.withLock({ $0 }) {
@@ -257,6 +262,16 @@ public final class PrivateKeyring: Sendable {
 }
 
 extension PrivateKeyring {
+    /// Waits until the `default` alias names a collection whose `Locked` property is `locked`.
+    func waitUntilDefaultCollection(locked: Bool) async throws {
+        try await waitUntil("the default collection is \(locked ? "locked" : "unlocked")") {
+            let state = try? await BusCall.property(
+                address, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default",
+                interface: "org.freedesktop.Secret.Collection", name: "Locked")
+            return state == "(<\(locked)>,)"
+        }
+    }
+
     /// Deletes the collection `name` through the Secret Service (`Collection.Delete`; gnome-keyring asks no one).
     public func deleteCollection(named name: String) async throws {
         _ = try await BusCall.call(
