@@ -146,21 +146,11 @@ struct CommandTests {
           arguments: SecretServiceProvider.all)
     func concurrentProcesses(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            // One xargs starts and reaps all sixteen: Foundation's Process, launched sixteen times at once, was
-            // seen to leave exited children unreaped (and the test waiting). (A shell's `wait` would need SIGCHLD,
-            // which the test runner's children inherit blocked.)
-            let race = keyring.root.appendingPathComponent("race")
-            try FileManager.default.createDirectory(at: race, withIntermediateDirectories: true)
-            let run = try await keyring.run("sh", ["-c", """
-                seq 16 | xargs -P 16 -I N sh -c '"$0" id --non-interactive > "$1/out.N" 2> "$1/err.N"; echo $? > "$1/status.N"' "$0" "$1"
-                """, deviceidExecutable, race.path], environment: ["DEVICEID_LOG_LEVEL": "notice"])
-            #expect(run.status == 0)
-            let outputs = try (1...16).map { index in
-                func read(_ name: String) throws -> String {
-                    try String(contentsOf: race.appendingPathComponent("\(name).\(index)"), encoding: .utf8)
+            let outputs = try await withThrowingTaskGroup(of: ProcessOutput.self) { tasks in
+                for _ in 0..<16 {
+                    tasks.addTask { try await keyring.deviceid("id", "--non-interactive", environment: ["DEVICEID_LOG_LEVEL": "notice"]) }
                 }
-                return (status: Int32(try read("status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1,
-                        text: try read("out"), errorText: try read("err"))
+                return try await tasks.reduce(into: [ProcessOutput]()) { $0.append($1) }
             }
             #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.errorText))")
             #expect(Set(outputs.map(\.text)).count == 1)

@@ -70,7 +70,7 @@ extension PrivateKeyring {
         environment["QT_QPA_PLATFORM"] = "offscreen"
         try launch(try ChildProcess.prepare("kwalletd5", [], environment: environment), input: Data())
         for name in [KWallet.daemon.name, "org.freedesktop.secrets"] {
-            let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", name])
+            let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", name])
             guard wait.status == 0 else { throw KeyringError.serviceUnavailable("kwalletd5 did not appear: \(wait.errorText)") }
         }
     }

@@ -177,7 +177,7 @@ public final class PrivateKeyring: Sendable {
             "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
             environment: environment)
         try launch(process, input: unlock ? Data(password.utf8) : Data())
-        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "10", "org.freedesktop.secrets"])
+        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.secrets"])
         guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
     }
 
