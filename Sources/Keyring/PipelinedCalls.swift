@@ -24,19 +24,16 @@ extension OpenService {
 
     /// Like ``callAll(_:_:)``, with each call's own outcome (release them with ``Pipeline/release(_:)``).
     func callEach(_ calls: [MethodCall], _ call: CallContext) -> [MethodReply] {
-        Pipeline.send(calls, on: connection, to: owner, call) {}.replies
+        Pipeline.send(calls, on: connection, to: owner, call)
     }
 }
 
 /// Calls sent at once on a connection, their replies collected on the sending thread.
 enum Pipeline {
-    /// Sends `calls` to `destination`, runs `body` while they are under way, then waits for every reply.
-    /// Returns what `body` returned and each call's outcome, in order; throws `body`'s error, always after
-    /// every reply is in (and then releases them). `autoStart` lets the bus start the destination's service.
-    static func send<Value, Failure: Error>(
-        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, autoStart: Bool = false,
-        _ call: CallContext, while body: () throws(Failure) -> Value
-    ) throws(Failure) -> (result: Value, replies: [MethodReply]) {
+    /// Sends `calls` to `destination` and waits for every reply; returns each call's outcome, in order.
+    static func send(
+        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, _ call: CallContext
+    ) -> [MethodReply] {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
         defer {
@@ -44,13 +41,12 @@ enum Pipeline {
             g_main_context_unref(context)
         }
         let batch = Batch(count: calls.count)
-        let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         for (index, method) in calls.enumerated() {
             // The callback runs in `context`, iterated below, and releases the slot it was given.
             let slot = Unmanaged.passRetained(Batch.Slot(batch: batch, index: index, call: method))
             g_dbus_connection_call(
                 connection, destination, method.path, method.interface, method.method, method.parameters, nil,
-                flags, call.remainingMilliseconds, call.cancellable,
+                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
                 { source, result, slot in
                     let slot = Unmanaged<Batch.Slot>.fromOpaque(slot!).takeRetainedValue()
                     var error: UnsafeMutablePointer<GError>?
@@ -58,23 +54,10 @@ enum Pipeline {
                     slot.batch.finish(slot, reply: reply, error: error)
                 }, slot.toOpaque())
         }
-        let result: Result<Value, Failure>
-        do {
-            result = .success(try body())
-        } catch {
-            result = .failure(error)
-        }
         while batch.pending > 0 {
             g_main_context_iteration(context, 1)
         }
-        let replies = batch.outcomes
-        switch result {
-        case .success(let value):
-            return (value, replies)
-        case .failure(let error):
-            release(replies)
-            throw error
-        }
+        return batch.outcomes
     }
 
     /// The replies, or the first failure (then every reply is released).

@@ -23,31 +23,25 @@ final class OpenService: @unchecked Sendable {
     /// The collections as last seen: each lookup asks about these while it asks for the list again.
     private let collections: Mutex<[String]>
 
-    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon. The service's
-    /// collections are asked for in the same round trip, for the first lookup to build on.
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
     fileprivate init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
         // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
         // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
-        // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession,
-        // and still when the collections question went first). A Ping sent ahead (answered by GDBus itself,
-        // no reply awaited) prevented it in every run measured.
-        let ping = g_dbus_message_new_method_call("org.freedesktop.secrets", "/", "org.freedesktop.DBus.Peer", "Ping")!
-        defer { g_object_unref(UnsafeMutableRawPointer(ping)) }
-        g_dbus_message_set_flags(ping, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED)   // may start the provider, as OpenSession may
-        g_dbus_connection_send_message(connection, ping, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
-        // The bus may start the provider on demand: every message of the opening may start it.
-        let (session, answers) = try Pipeline.send([.collections], on: connection, to: "org.freedesktop.secrets", autoStart: true, call) {
-            try Self.openPlainSession(on: connection, call)
-        }
-        defer { Pipeline.release(answers) }
-        // Without an answer, the first lookup asks again.
-        let seen = (try? answers[0].get()).flatMap { try? OpenService.collectionPaths(in: $0) } ?? []
+        // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession).
+        // A Ping answered first (by GDBus itself) puts that registration ahead of OpenSession. A Ping not waited
+        // for still let it abort under load (once in 230–650 processes).
+        _ = try gCall {
+            g_dbus_connection_call_sync(
+                connection, "org.freedesktop.secrets", "/", "org.freedesktop.DBus.Peer", "Ping", nil, nil,
+                G_DBUS_CALL_FLAGS_NONE, call.remainingMilliseconds, call.cancellable, $0)
+        }.map { g_variant_unref($0) }
+        let session = try Self.openPlainSession(on: connection, call)
         self.connection = connection
         owner = session.owner
         transport = .plain
         sessionPath = session.path
         libsecretProxy = Mutex(nil)
-        collections = Mutex(seen)
+        collections = Mutex([])
         replyFilter = replies.attach(to: connection)
     }
 

@@ -5,7 +5,7 @@ import KeyringTestSupport
 import SecureStorage
 import Testing
 
-@Suite("DefaultDeviceIdentifier on real gnome-keyring, KeePassXC and KWallet")
+@Suite("DefaultDeviceIdentifier on real providers")
 struct DefaultDeviceIdentifierTests {
     func configuration(_ group: String, encrypted: Bool = true) -> DeviceIdentifierConfiguration {
         DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: group)

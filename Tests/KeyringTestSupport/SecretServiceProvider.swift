@@ -10,10 +10,12 @@ public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
     case kWallet
 
     /// The providers every keyring-facing test runs on: each with its default settings.
-    public static let all: [SecretServiceProvider] = [.gnomeKeyring, .keePassXC(unlockBeforeSearch: true), .kWallet]
+    public static let all: [SecretServiceProvider] = [.gnomeKeyring, .keePassXC(unlockBeforeSearch: true)]
 
-    /// Every provider and every lock mode: for tests of what a locked keyring answers.
-    public static let allLockModes: [SecretServiceProvider] = all + [.keePassXC(unlockBeforeSearch: false)]
+    /// Every provider and every lock mode: for tests of what a locked keyring answers. KWallet runs these only:
+    /// each of its starts is several processes (kwalletd5 twice, a wallet opened over D-Bus), and with it in every
+    /// test, Foundation's `Process.run()` crashed the test process now and then.
+    public static let allLockModes: [SecretServiceProvider] = all + [.keePassXC(unlockBeforeSearch: false), .kWallet]
 
     /// The name of the collection the `default` alias points to, as errors report it.
     public var defaultCollection: String {

@@ -3,7 +3,7 @@ import Keyring
 import KeyringTestSupport
 import Testing
 
-@Suite("Store, read, replace, delete and search on real gnome-keyring, KeePassXC and KWallet")
+@Suite("Store, read, replace, delete and search on real providers")
 struct RoundTripTests {
     @Test("All 256 byte values and 1 MiB of random bytes round-trip unchanged, over either transport",
           arguments: SecretServiceProvider.all, [SecretTransport.plain, .encrypted])

@@ -4,7 +4,7 @@ import KeyringTestSupport
 import SecureStorage
 import Testing
 
-@Suite("KeychainStorage on real gnome-keyring, KeePassXC and KWallet")
+@Suite("KeychainStorage on real providers")
 struct KeychainStorageTests {
     /// Storages of one access group: plain, and sealed with the group's keyring-held key.
     func storages<T>(_ type: T.Type, _ keyring: PrivateKeyring, group: String, account: String = "value") throws
