@@ -25,7 +25,7 @@ public final class BusMonitor: Sendable {
         process.standardError = FileHandle.nullDevice
         output = stdout.fileHandleForReading
         let exited = ChildProcess.exitStatus(of: process)
-        try ChildProcess.start(process)
+        try process.run()
         keyring.adopt(process, exited: exited)
         // The bus tells a new monitor it lost its name once it has become one.
         while !(await ChildProcess.readLine(output)).hasSuffix("\tNameLost") {

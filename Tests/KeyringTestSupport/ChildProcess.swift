@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a finished child process left behind.
 public struct ProcessOutput: Sendable {
@@ -35,7 +34,7 @@ public enum ChildProcess {
         process.standardOutput = stdout
         process.standardError = stderr
         let exited = exitStatus(of: process)
-        try start(process)
+        try process.run()
         // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe.
         async let out = readToEnd(stdout.fileHandleForReading)
         async let err = readToEnd(stderr.fileHandleForReading)
@@ -43,14 +42,6 @@ public enum ChildProcess {
         try stdin.fileHandleForWriting.close()
         return ProcessOutput(status: await exited.value, stdout: await out, stderr: await err)
     }
-
-    /// Starts `process`, one start at a time in this test process: Foundation's `Process.run()` crashed (in
-    /// `memcpy`, measured twice in three suite runs) while other threads started processes too.
-    static func start(_ process: Process) throws {
-        try starting.withLock { _ in try process.run() }
-    }
-
-    private static let starting = Mutex(())
 
     /// A configured, not yet started process.
     static func prepare(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {

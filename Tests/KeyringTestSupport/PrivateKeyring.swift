@@ -91,7 +91,7 @@ public final class PrivateKeyring: Sendable {
         bus.standardOutput = stdout
         bus.standardError = FileHandle.nullDevice
         busExited = ChildProcess.exitStatus(of: bus)
-        try ChildProcess.start(bus)
+        try bus.run()
         // dbus-daemon prints its address once it is listening.
         address = await ChildProcess.readLine(stdout.fileHandleForReading)
         guard !address.isEmpty else { throw KeyringError.noSessionBus("the private dbus-daemon did not start") }
@@ -166,7 +166,7 @@ public final class PrivateKeyring: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let exited = ChildProcess.exitStatus(of: process)
-        try ChildProcess.start(process)
+        try process.run()
         daemon.withLock { $0 = (process, exited) }
         try stdin.fileHandleForWriting.write(contentsOf: input)
         try stdin.fileHandleForWriting.close()
