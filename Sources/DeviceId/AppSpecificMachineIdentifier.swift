@@ -10,10 +10,13 @@ public struct AppSpecificMachineIdentifier: DeviceIdentifier {
     private let machineIDPath: String
 
     /// - Parameters:
-    ///   - applicationID: 32 hex digits or a UUID (generate one with `systemd-id128 new`).
+    ///   - applicationID: 32 hex digits or a UUID, not all zero (generate one with `systemd-id128 new`).
     ///   - machineIDPath: where the machine ID is read (for tests).
     public init(applicationID: String, machineIDPath: String = "/etc/machine-id") throws {
-        guard let bytes = Self.parse128(applicationID) else { throw DeviceIdentifierError.invalidApplicationId(applicationID) }
+        // systemd reads the all-zero ID as "no application ID".
+        guard let bytes = Self.parse128(applicationID), bytes.contains(where: { $0 != 0 }) else {
+            throw DeviceIdentifierError.invalidApplicationId(applicationID)
+        }
         self.applicationID = UUID(uuid: Self.tuple(bytes))
         self.machineIDPath = machineIDPath
     }

@@ -19,7 +19,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let encryptor: SecuredKeyEncryptor?
     private let legacySources: [any LegacyIdentifierSource]
     private let logger: Logger
-    private var cached: (stored: StoredDeviceIdentity, identity: DeviceIdentity)?
+    private var cached: LoadedIdentity?
     // Loads and deletions take turns, so a deletion never races a load into caching what it deleted,
     // and concurrent callers wait for the one load (or generation) under way.
     private let serial = AsyncLock()
@@ -56,8 +56,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             logger: logger)
     }
 
-    /// An identifier kept in `storage` (for tests and previews: a `MemoryStorage`, say).
-    public init(
+    /// An identifier kept in `storage` (for tests: a `MemoryStorage`, say).
+    package init(
         configuration: DeviceIdentifierConfiguration = .default,
         storage: any CreatingStorage<StoredDeviceIdentity>,
         legacySources: [any LegacyIdentifierSource] = [],
@@ -84,20 +84,24 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// The identity with its origin, source and public key. Concurrent callers share one load or generation.
     public func identity() async throws -> DeviceIdentity {
-        try await loaded().identity
+        try await loaded(creating: true).identity
     }
 
-    /// The cached record and identity, loading (or generating) them once.
-    private func loaded() async throws -> (stored: StoredDeviceIdentity, identity: DeviceIdentity) {
+    /// The identity kept in the keyring, never creating or adopting one: ``DeviceIdentifierError/keychainItemNotFound``
+    /// when the keyring definitely has none. For tools that only read.
+    public func existingIdentity() async throws -> DeviceIdentity {
+        try await loaded(creating: false).identity
+    }
+
+    /// The cached identity, loading (or, when `creating`, generating) it once.
+    private func loaded(creating: Bool) async throws -> LoadedIdentity {
         if let cached { return cached }
         do {
             return try await serial.withLock {
                 if let cached { return cached }
-                let loaded = try await loadOrCreate()
+                let loaded = try await load(creating: creating)
                 // Later callers read the keyring copy, whatever this call did.
-                cached = (loaded.stored, DeviceIdentity(
-                    id: loaded.identity.id, origin: loaded.identity.origin, source: .keyring,
-                    publicKey: loaded.identity.publicKey, created: loaded.identity.created))
+                cached = loaded.fromKeyring
                 return loaded
             }
         } catch {
@@ -137,12 +141,11 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     }
 
     /// Signs `data` with the device's private key, so a server holding ``publicKey()`` can check the device holds it.
+    /// Creates the identity on first use, as ``identity()`` does; call ``existingIdentity()`` first to never create one.
     public func sign(_ data: Data, algorithm: SignatureAlgorithm = .rs256) async throws -> Data {
-        guard var privateKey = try await loaded().stored.privateKey else { throw DeviceIdentifierError.privateKeyUnavailable }
-        defer { privateKey.resetBytes(in: 0..<privateKey.count) }
-        let der = privateKey
+        guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         do {
-            return try await WorkerThreads.run { try RSAKey(privateKeyPKCS1: der).sign(data, algorithm: algorithm) }
+            return try await WorkerThreads.run { try key.signer().sign(data, algorithm: algorithm) }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -150,26 +153,48 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     // MARK: - Loading
 
-    private func loadOrCreate() async throws -> (stored: StoredDeviceIdentity, identity: DeviceIdentity) {
+    /// Reads the identity; when the keyring definitely has none and `creating` is set, adopts a legacy identifier
+    /// or generates a key pair (under the creation lock), else throws ``DeviceIdentifierError/keychainItemNotFound``.
+    private func load(creating: Bool) async throws -> LoadedIdentity {
         let (configuration, legacySources, logger, encryptor) = (configuration, legacySources, logger, encryptor)
         // The identity and its encryption key are separate items: read the key while the identity is read.
         async let keyPrefetched: Void = encryptor?.prefetchKey() ?? ()
-        let (stored, created) = try await storage.get(orCreate: {
-            // Runs only when the keyring definitely has no identity, under the creation lock.
-            for legacy in legacySources {
-                if let found = try await legacy.legacyIdentity() {
-                    logger.notice("adopted a legacy device identifier", metadata: ["from": "\(legacy.name)"])
-                    return StoredDeviceIdentity(id: found.id, origin: .legacy, publicKey: found.publicKey, privateKey: nil)
+        var stored: StoredDeviceIdentity
+        let created: Bool
+        if creating {
+            (stored, created) = try await storage.get(orCreate: {
+                // Runs only when the keyring definitely has no identity, under the creation lock.
+                for legacy in legacySources {
+                    if let adopted = try await Self.adopt(from: legacy) {
+                        logger.notice("adopted a legacy device identifier", metadata: ["from": "\(legacy.name)"])
+                        return adopted
+                    }
                 }
-            }
-            return try await Self.generate(keySize: configuration.keySize, logger: logger)
-        })
+                return try await Self.generate(keySize: configuration.keySize, logger: logger)
+            })
+        } else {
+            guard let existing = try await storage.get() else { throw DeviceIdentifierError.keychainItemNotFound }
+            (stored, created) = (existing, false)
+        }
         await keyPrefetched
+        defer { stored.wipePrivateKey() }
         let valid = try stored.validated()
         let identity = DeviceIdentity(
             id: valid.id, origin: valid.origin, source: created ? (valid.origin == .legacy ? .legacy : .generated) : .keyring,
             publicKey: try valid.publicKey.map { try DevicePublicKey(pkcs1DER: $0) }, created: valid.created)
-        return (valid, identity)
+        return LoadedIdentity(identity: identity, signingKey: stored.privateKey.map { SigningKey(privateKeyPKCS1: $0) })
+    }
+
+    /// The legacy identity `source` holds as a record to store, checked before anything is written; `nil` when
+    /// the source definitely holds none.
+    private static func adopt(from source: any LegacyIdentifierSource) async throws -> StoredDeviceIdentity? {
+        guard let found = try await source.legacyIdentity() else { return nil }
+        let adopted = StoredDeviceIdentity(id: found.id, origin: .legacy, publicKey: found.publicKey, privateKey: nil)
+        do {
+            return try adopted.validated()
+        } catch DeviceIdentifierError.keychainUnexpectedData(let reason) {
+            throw DeviceIdentifierError.invalidLegacyIdentifier(source: source.name, reason: reason)
+        }
     }
 
     private static func generate(keySize: Int, logger: Logger) async throws -> StoredDeviceIdentity {
@@ -183,5 +208,19 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         logger.notice("generated a new device identity",
                       metadata: ["keySize": "\(keySize)", "elapsed": "\(ContinuousClock.now - started)"])
         return stored
+    }
+}
+
+/// An identity in memory: what callers see, and the private key to sign with.
+private struct LoadedIdentity: Sendable {
+    let identity: DeviceIdentity
+    let signingKey: SigningKey?
+
+    /// The same identity as later calls see it: read from the keyring.
+    var fromKeyring: LoadedIdentity {
+        LoadedIdentity(
+            identity: DeviceIdentity(id: identity.id, origin: identity.origin, source: .keyring,
+                                     publicKey: identity.publicKey, created: identity.created),
+            signingKey: signingKey)
     }
 }

@@ -34,8 +34,19 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     /// The key sizes an identity may use.
     public static let supportedKeySizes: Set<Int> = [2048, 3072, 4096]
 
+    /// Accounts the library keeps its own items under in every access group, which no identity may use:
+    /// the encryption key, the UUID identifier and FRAuth's legacy items.
+    public static let reservedAccounts: Set<String> = [
+        KeyringKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
+        FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
+    ]
+
+    /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)``.
     func validated() throws -> Self {
         guard Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
+        guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
+            throw DeviceIdentifierError.invalidAccount(keychainAccount)
+        }
         return self
     }
 }

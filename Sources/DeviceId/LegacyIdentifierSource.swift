@@ -47,14 +47,24 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
     /// "FRAuth keyring items".
     public var name: String { "FRAuth keyring items" }
 
-    /// The stored id, or the SHA-1 hex of the stored public key, or `nil`.
+    /// The stored id, or the SHA-1 hex of the stored public key, or `nil`. An item that is there but unusable
+    /// (an empty or non-UTF-8 id, a public key that is not exactly one PKCS#1 RSA public key) is
+    /// ``DeviceIdentifierError/invalidLegacyIdentifier(source:reason:)``.
     public func legacyIdentity() async throws -> LegacyIdentity? {
         let publicKey = try await keyring.secret(matching: attributes(Self.publicKeyAccount)).map { key in
             key.withUnsafeBytes { Data($0) }
         }
+        if let publicKey {
+            do {
+                _ = try DevicePublicKey(pkcs1DER: publicKey)
+            } catch {
+                throw DeviceIdentifierError.invalidLegacyIdentifier(
+                    source: name, reason: "the public key item (\(publicKey.count) bytes) is not one PKCS#1 RSA public key")
+            }
+        }
         if let stored = try await keyring.secret(matching: attributes(Self.identifierAccount)) {
             guard let id = stored.utf8String, !id.isEmpty else {
-                throw DeviceIdentifierError.keychainUnexpectedData("the FRAuth identifier item is not UTF-8 text")
+                throw DeviceIdentifierError.invalidLegacyIdentifier(source: name, reason: "the identifier item is not UTF-8 text")
             }
             return LegacyIdentity(id: id, publicKey: publicKey)
         }
@@ -81,13 +91,16 @@ public struct FileLegacyIdentifierSource: LegacyIdentifierSource {
     /// "file <path>".
     public var name: String { "file \(url.path)" }
 
-    /// The file's trimmed text, or `nil` when the file does not exist.
+    /// The file's trimmed text, or `nil` only when the file definitely does not exist. A file (or directory on
+    /// its path) that cannot be read is ``DeviceIdentifierError/legacyIdentifierUnreadable(source:reason:)``;
+    /// an empty or non-UTF-8 file ``DeviceIdentifierError/invalidLegacyIdentifier(source:reason:)``.
     public func legacyIdentity() async throws -> LegacyIdentity? {
-        let url = url
+        let (path, name) = (url.path, name)
         return try await WorkerThreads.run {
-            guard FileManager.default.fileExists(atPath: url.path) else { return LegacyIdentity?.none }
-            let text = try String(contentsOf: url, encoding: .utf8).trimmingWhitespace
-            guard !text.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("\(url.path) is empty") }
+            guard let bytes = try LegacyFile.contents(of: path, source: name) else { return LegacyIdentity?.none }
+            guard let text = String(validating: bytes, as: UTF8.self)?.trimmingWhitespace, !text.isEmpty else {
+                throw DeviceIdentifierError.invalidLegacyIdentifier(source: name, reason: "the file is empty or not UTF-8 text")
+            }
             return LegacyIdentity(id: text)
         }
     }

@@ -20,25 +20,29 @@ final class RSAKey: @unchecked Sendable {
     }
 
     /// A private key from PKCS#1 `RSAPrivateKey` DER.
-    convenience init(privateKeyPKCS1 der: Data) throws {
-        try self.init(parsing: der, with: d2i_PrivateKey)
+    convenience init(privateKeyPKCS1 der: UnsafeRawBufferPointer) throws {
+        self.init(try Self.parse(der, with: d2i_PrivateKey))
     }
 
     /// A public key from PKCS#1 `RSAPublicKey` DER (what Apple's `SecKeyCopyExternalRepresentation` gives).
     convenience init(publicKeyPKCS1 der: Data) throws {
-        try self.init(parsing: der, with: d2i_PublicKey)
+        self.init(try der.withUnsafeBytes { try Self.parse($0, with: d2i_PublicKey) })
     }
 
-    private convenience init(
-        parsing der: Data,
+    private static func parse(
+        _ der: UnsafeRawBufferPointer,
         with parse: (Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, Int) -> OpaquePointer?
-    ) throws {
-        let key = der.withUnsafeBytes { bytes -> OpaquePointer? in
-            var cursor = bytes.bindMemory(to: UInt8.self).baseAddress
-            return parse(EVP_PKEY_RSA, nil, &cursor, bytes.count)
+    ) throws -> OpaquePointer {
+        guard let start = der.bindMemory(to: UInt8.self).baseAddress else { throw failure("d2i RSA key: empty") }
+        var cursor: UnsafePointer<UInt8>? = start
+        guard let key = parse(EVP_PKEY_RSA, nil, &cursor, der.count) else { throw failure("d2i RSA key") }
+        // The whole input must be one key: trailing bytes would change the id that hashes these bytes.
+        let consumed = cursor.map { $0 - start } ?? 0
+        guard consumed == der.count else {
+            EVP_PKEY_free(key)
+            throw DeviceIdentifierError.keyGenerationFailed("\(der.count - consumed) bytes after the DER key")
         }
-        guard let key else { throw Self.failure("d2i RSA key") }
-        self.init(key)
+        return key
     }
 
     /// The size of the modulus in bits.

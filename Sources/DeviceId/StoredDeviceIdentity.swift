@@ -9,22 +9,22 @@ public enum IdentityOrigin: String, Sendable, Hashable, Codable {
 }
 
 /// The identity as it is kept in the keyring (through `KeychainStorage`, sealed when encryption is on).
-public struct StoredDeviceIdentity: Codable, Sendable, Hashable {
+package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     /// The layout version of this record.
-    public var format: Int
+    package var format: Int
     /// The identifier.
-    public var id: String
+    package var id: String
     /// How the identity came to be.
-    public var origin: IdentityOrigin
+    package var origin: IdentityOrigin
     /// PKCS#1 DER of the public key; absent only for a legacy identity adopted without one.
-    public var publicKey: Data?
+    package var publicKey: Data?
     /// PKCS#1 DER of the private key; absent for adopted legacy identities.
-    public var privateKey: Data?
+    package var privateKey: Data?
     /// When the identity was generated or adopted.
-    public var created: Date
+    package var created: Date
 
     /// A record; checks nothing (reading one back validates it).
-    public init(id: String, origin: IdentityOrigin, publicKey: Data?, privateKey: Data?, created: Date = Date()) {
+    package init(id: String, origin: IdentityOrigin, publicKey: Data?, privateKey: Data?, created: Date = Date()) {
         format = 1
         self.id = id
         self.origin = origin
@@ -33,11 +33,20 @@ public struct StoredDeviceIdentity: Codable, Sendable, Hashable {
         self.created = created
     }
 
-    /// The record, if it is consistent: a known format, an id, and for generated identities a key pair whose
-    /// public key hashes to the id. Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
+    /// The record, if it is consistent: a known format, an id, a public key (when there is one) that is exactly
+    /// one PKCS#1 RSA public key, and for generated identities a key pair whose public key hashes to the id.
+    /// Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
     func validated() throws -> Self {
         guard format == 1 else { throw DeviceIdentifierError.keychainUnexpectedData("unknown identity format \(format)") }
         guard !id.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("empty identifier") }
+        if let publicKey {
+            guard !publicKey.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("the public key is empty") }
+            do {
+                _ = try DevicePublicKey(pkcs1DER: publicKey)
+            } catch {
+                throw DeviceIdentifierError.keychainUnexpectedData("the public key is not one PKCS#1 RSA public key: \(error)")
+            }
+        }
         if origin == .generated {
             guard let publicKey, privateKey != nil else {
                 throw DeviceIdentifierError.keychainUnexpectedData("generated identity without its key pair")
@@ -47,6 +56,13 @@ public struct StoredDeviceIdentity: Codable, Sendable, Hashable {
             }
         }
         return self
+    }
+
+    /// Overwrites this record's copy of the private key with zeros.
+    mutating func wipePrivateKey() {
+        guard var key = privateKey else { return }
+        privateKey = nil   // `key` is then the buffer's only owner: the zeros land in place, not in a copy
+        key.resetBytes(in: 0..<key.count)
     }
 }
 

@@ -9,16 +9,21 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
     public static let defaultAccount = "swift-deviceid.uuid-identifier"
 
     private let storage: any CreatingStorage<UUID>
+    private let rejectedAccount: String?
     private var cached: String?
 
-    /// Keeps the UUID as `account` in `accessGroup`.
+    /// Keeps the UUID as `account` in `accessGroup`. An empty account, or one the library keeps its other
+    /// items under, makes every call throw ``DeviceIdentifierError/invalidAccount(_:)``.
     public init(accessGroup: String = AccessGroup.default, account: String = defaultAccount, keyring: KeyringClient = KeyringClient()) {
         storage = KeychainStorage<UUID>(account: account, accessGroup: accessGroup, label: "Device UUID (\(accessGroup))", keyring: keyring)
+        let reserved = DeviceIdentifierConfiguration.reservedAccounts.subtracting([Self.defaultAccount])
+        rejectedAccount = account.isEmpty || reserved.contains(account) ? account : nil
     }
 
     /// Keeps the UUID in `storage`.
     public init(storage: any CreatingStorage<UUID>) {
         self.storage = storage
+        rejectedAccount = nil
     }
 
     /// The identifier of ``uuid()``.
@@ -33,6 +38,7 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
 
     /// The UUID, created on first use.
     public func uuid() async throws -> UUID {
+        if let rejectedAccount { throw DeviceIdentifierError.invalidAccount(rejectedAccount) }
         do {
             return try await storage.get(orCreate: { UUID() }).value
         } catch {

@@ -5,34 +5,41 @@ import Keyring
 
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the identity's id, creating the identity on first use.")
-    @OptionGroup var options: KeyringOptions
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let id = try await options.identifier().id
-        try Output.emit(id, json: options.json, ["id": .string(id)])
+        let id = try await identity.run { try await $0.id }
+        try Output.emit(id, json: output.json, ["id": .string(id)])
     }
 }
 
 struct Regenerate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace the identity (and any legacy identifier) with a new one, and print its id.")
-    @OptionGroup var options: KeyringOptions
+        abstract: "Replace the identity (and any legacy identifier) with a new one for good, and print its id.")
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let id = try await options.identifier().regenerateIdentifier()
-        try Output.emit(id, json: options.json, ["id": .string(id)])
+        let id = try await identity.run { try await $0.regenerateIdentifier() }
+        try Output.emit(id, json: output.json, ["id": .string(id)])
     }
 }
 
 struct UUIDCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "uuid", abstract: "Print the UUID identifier: SHA-256 of a random UUID kept in the keyring.")
-    @OptionGroup var options: KeyringOptions
+        commandName: "uuid",
+        abstract: "Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring (`--json` shows the UUID too).",
+        discussion: "The id is a hash, as iOS apps derive theirs, so it has the same form as the key-pair id.")
+    @OptionGroup var keyringOptions: KeyringOptions
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let identifier = UUIDDeviceIdentifier(accessGroup: options.resolvedAccessGroup, keyring: options.keyring)
-        let (id, uuid) = (try await identifier.id, try await identifier.uuid())
-        try Output.emit(id, json: options.json, ["id": .string(id), "uuid": .string(uuid.uuidString.lowercased())])
+        let identifier = UUIDDeviceIdentifier(accessGroup: keyringOptions.resolvedAccessGroup, keyring: keyringOptions.keyring)
+        let (id, uuid) = try await keyringOptions.run(account: UUIDDeviceIdentifier.defaultAccount) {
+            (try await identifier.id, try await identifier.uuid())
+        }
+        try Output.emit(id, json: output.json, ["id": .string(id), "uuid": .string(uuid.uuidString.lowercased())])
     }
 }
 
@@ -40,15 +47,16 @@ struct AppId: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app-id",
         abstract: "Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).")
-    @Argument(help: "The application ID: 32 hex digits or a UUID.") var applicationID: String
+    @Argument(help: "The application ID: 32 hex digits or a UUID, not all zero.") var applicationID: String
     @Flag(help: "Print it in UUID form.") var uuid = false
-    @Flag(help: "Print a JSON object instead of plain text.") var json = false
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let identifier = try AppSpecificMachineIdentifier(applicationID: applicationID)
         let value = try await identifier.uuid()
         let hex = try await identifier.id
-        try Output.emit(uuid ? value.uuidString.lowercased() : hex, json: json, ["id": .string(hex), "uuid": .string(value.uuidString.lowercased())])
+        try Output.emit(uuid ? value.uuidString.lowercased() : hex, json: output.json,
+                        ["id": .string(hex), "uuid": .string(value.uuidString.lowercased())])
     }
 }
 
@@ -57,18 +65,24 @@ struct PublicKey: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "public-key", abstract: "Print the identity's public key (SPKI PEM, PKCS#1 DER as hex, or JWK).")
-    @OptionGroup var options: KeyringOptions
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var creation: CreationOptions
+    @OptionGroup var output: OutputOptions
     @Option(help: "pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.") var format: Format = .pem
 
     func run() async throws {
-        let key = try await options.identifier().publicKey()
+        let create = creation.create
+        let key = try await identity.run { identifier in
+            if !create { _ = try await identifier.existingIdentity() }
+            return try await identifier.publicKey()
+        }
         let text: String
         switch format {
         case .pem: text = String(try key.pem().dropLast())   // print adds the final newline
         case .derHex: text = key.pkcs1DER.hexEncoded
         case .jwk: text = try key.jwkJSON()
         }
-        try Output.emit(text, json: options.json, [
+        try Output.emit(text, json: output.json, [
             "format": .string(format.rawValue), "publicKey": .string(text), "jwkThumbprint": .string(try key.jwkThumbprint()),
         ])
     }
@@ -77,8 +91,13 @@ struct PublicKey: AsyncParsableCommand {
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign standard input with the device key; print the signature as base64url.",
-        discussion: "A server verifies it with the key from `deviceid public-key`. Input is read from standard input, never from arguments.")
-    @OptionGroup var options: KeyringOptions
+        discussion: """
+            A server verifies it with the key from `deviceid public-key`. The message is read from standard input \
+            (at most 16 MiB), never from arguments.
+            """)
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var creation: CreationOptions
+    @OptionGroup var output: OutputOptions
     @Option(help: "RS256 or PS256.") var algorithm: String = "RS256"
 
     func validate() throws {
@@ -86,21 +105,29 @@ struct Sign: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let input = Output.standardInput()
-        let signature = try await options.identifier().sign(input, algorithm: SignatureAlgorithm(rawValue: algorithm.uppercased())!)
+        let input = try Output.standardInput(limit: Output.signInputLimit)
+        let (algorithm, create) = (SignatureAlgorithm(rawValue: algorithm.uppercased())!, creation.create)
+        let signature = try await identity.run { identifier in
+            if !create { _ = try await identifier.existingIdentity() }
+            return try await identifier.sign(input, algorithm: algorithm)
+        }
         let text = signature.base64URLEncoded
-        try Output.emit(text, json: options.json, ["algorithm": .string(algorithm.uppercased()), "signature": .string(text)])
+        try Output.emit(text, json: output.json, ["algorithm": .string(algorithm.rawValue), "signature": .string(text)])
     }
 }
 
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the identity as one JSON object.")
-    @OptionGroup var options: KeyringOptions
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var creation: CreationOptions
+    @Flag(help: "Accepted for uniformity: `info` always prints JSON.") var json = false
 
     func run() async throws {
-        let identifier = try options.identifier()
-        let identity = try await identifier.identity()
-        let configuration = identifier.configuration
+        let create = creation.create
+        let (identity, configuration) = try await self.identity.run { identifier in
+            let identity = if create { try await identifier.identity() } else { try await identifier.existingIdentity() }
+            return (identity, identifier.configuration)
+        }
         var fields: [String: Output.Value] = [
             "id": .string(identity.id), "accessGroup": .string(configuration.accessGroup),
             "account": .string(configuration.keychainAccount), "encrypted": .bool(configuration.useEncryption),
@@ -116,11 +143,14 @@ struct Info: AsyncParsableCommand {
 }
 
 struct Delete: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete the identity (and any legacy identifier).")
-    @OptionGroup var options: KeyringOptions
+    static let configuration = CommandConfiguration(
+        abstract: "Delete the identity (and any legacy identifier) for good.",
+        discussion: "The access group's encryption key and UUID identifier are kept; other items in the group may need the key.")
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        try await options.identifier().delete()
-        if options.json { try Output.emit("", json: true, ["deleted": true]) }
+        try await identity.run { try await $0.delete() }
+        if output.json { try Output.emit("", json: true, ["deleted": true]) }
     }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import DeviceId
 import Glibc
+import Keyring
 import Logging
+import SecureStorage
 
 /// `deviceid`: this device's identity for desktop session scripts.
 @main
@@ -13,10 +15,14 @@ struct DeviceIdCommand: AsyncParsableCommand {
             Output is only the value asked for, so `ID=$(deviceid id)` works in scripts.
             Errors are one line on standard error, `deviceid: error: …`, saying what to do.
 
-            Exit codes: 0 ok; 64 usage; 65 stored data corrupt or undecryptable; 69 no Secret Service, \
-            no session bus or no default keyring; 75 keyring locked, prompt dismissed or timed out; 70 internal.
+            Exit codes: 0 ok; 64 usage (or the identity is stored with/without encryption and the options say otherwise); \
+            65 stored data or a legacy identifier corrupt or undecryptable, left as it is; 66 no identity (`info`, \
+            `public-key`, `sign` without `--create`); 69 no Secret Service, no session bus or no default keyring; \
+            70 internal; 73 the creation lock's directory cannot be used; 74 an input (standard input, a legacy file) \
+            cannot be read; 75 keyring locked, prompt dismissed, timed out or busy: try again later.
 
-            The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`.
+            The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`. Logs go to standard error only when \
+            $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
             """,
         subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Info.self, Delete.self],
         defaultSubcommand: Id.self
@@ -37,11 +43,17 @@ struct DeviceIdCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            let code = Output.exitCode(for: error) ?? exitCode(for: error).rawValue
-            if code == 0 { exit(withError: error) }   // --help, --version
-            let message = Output.isOurs(error) ? String(describing: error) : self.message(for: error)
-            Output.error("deviceid: error: \(message)")
-            Glibc.exit(code)
+            let failure: CommandFailure
+            switch error {
+            case is CommandFailure, is DeviceIdentifierError, is KeyringError, is SecureStorageError:
+                failure = CommandFailure(error)
+            default:
+                let code = exitCode(for: error).rawValue
+                if code == 0 { exit(withError: error) }   // --help, --version
+                failure = CommandFailure(message: message(for: error), exitCode: code)
+            }
+            Output.error("deviceid: error: \(failure.message)")
+            Glibc.exit(failure.exitCode)
         }
     }
 }

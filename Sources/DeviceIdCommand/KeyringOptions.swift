@@ -9,6 +9,54 @@ struct KeyringOptions: ParsableArguments {
     @Option(help: "The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)")
     var accessGroup: String?
 
+    @Flag(help: "Never show an unlock prompt: a locked keyring is an error at once.")
+    var nonInteractive = false
+
+    @Option(parsing: .unconditional, help: "Give up after this many seconds, for the whole command (lock waits and prompts included).")
+    var timeout: Double = 25
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds") }
+        if accessGroup?.isEmpty == true { throw ValidationError("--access-group must not be empty") }
+    }
+
+    /// The access group in effect.
+    var resolvedAccessGroup: String {
+        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? "deviceid"
+    }
+
+    /// The keyring client the options describe.
+    var keyring: KeyringClient {
+        KeyringClient(unlockPolicy: nonInteractive ? .nonInteractive : .interactive, timeout: duration)
+    }
+
+    private var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
+
+    /// Runs `body` within `--timeout` (the whole of it: lock waits, every keyring call, prompts), cancelling it
+    /// when the time is up; failures come out as ``CommandFailure``s in the command's own words.
+    func run<Value: Sendable>(account: String? = nil, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let duration = duration
+        do {
+            return try await withThrowingTaskGroup(of: Value?.self) { tasks in
+                tasks.addTask { try await body() }
+                tasks.addTask {
+                    try await Task.sleep(for: duration)
+                    return nil
+                }
+                defer { tasks.cancelAll() }
+                guard let value = try await tasks.next()! else { throw KeyringError.timedOut(duration) }
+                return value
+            }
+        } catch {
+            throw CommandFailure(error, context: .init(accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive))
+        }
+    }
+}
+
+/// The options of the commands that act on the key-pair identity.
+struct IdentityOptions: ParsableArguments {
+    @OptionGroup var keyringOptions: KeyringOptions
+
     @Option(help: "The keyring account of the identity. (default: swift-deviceid.device-identifier)")
     var account: String?
 
@@ -18,48 +66,45 @@ struct KeyringOptions: ParsableArguments {
     @Flag(help: "4096-bit key, under its own account (the library's .highSecurity).")
     var highSecurity = false
 
-    @Flag(help: "Store the key pair unencrypted (the keyring's own protection only).")
+    @Flag(help: "The identity is stored unencrypted (the keyring's own protection only).")
     var noEncryption = false
-
-    @Flag(help: "Never show an unlock prompt: a locked keyring is an error at once.")
-    var nonInteractive = false
-
-    @Option(help: "Give up after this many seconds (prompts included).")
-    var timeout: Double = 25
-
-    @Flag(help: "Print a JSON object instead of plain text.")
-    var json = false
 
     func validate() throws {
         if let keySize, !DeviceIdentifierConfiguration.supportedKeySizes.contains(keySize) {
             throw ValidationError("--key-size must be 2048, 3072 or 4096")
         }
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
-        if accessGroup?.isEmpty == true { throw ValidationError("--access-group must not be empty") }
-    }
-
-    /// The access group in effect.
-    var resolvedAccessGroup: String {
-        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? "deviceid"
+        if let account, account.isEmpty || DeviceIdentifierConfiguration.reservedAccounts.contains(account) {
+            throw ValidationError("--account \(account.isEmpty ? "must not be empty" : "\(account) is an account swift-deviceid keeps its own items under")")
+        }
     }
 
     /// The identity's configuration from the options.
     var configuration: DeviceIdentifierConfiguration {
         var configuration: DeviceIdentifierConfiguration = highSecurity ? .highSecurity : .default
-        configuration.accessGroup = resolvedAccessGroup
+        configuration.accessGroup = keyringOptions.resolvedAccessGroup
         if let account { configuration.keychainAccount = account }
         if let keySize { configuration.keySize = keySize }
         configuration.useEncryption = !noEncryption
         return configuration
     }
 
-    /// The keyring client the options describe.
-    var keyring: KeyringClient {
-        KeyringClient(unlockPolicy: nonInteractive ? .nonInteractive : .interactive, timeout: .milliseconds(Int64(timeout * 1000)))
+    /// Runs `body` with the device identifier the options describe, as ``KeyringOptions/run(account:_:)`` does.
+    func run<Value: Sendable>(_ body: @escaping @Sendable (DefaultDeviceIdentifier) async throws -> Value) async throws -> Value {
+        let (configuration, keyring) = (configuration, keyringOptions.keyring)
+        return try await keyringOptions.run(account: configuration.keychainAccount) {
+            try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring))
+        }
     }
+}
 
-    /// The device identifier the options describe.
-    func identifier() throws -> DefaultDeviceIdentifier {
-        try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring)
-    }
+/// `--json`, for the commands that print plain text by default.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print a JSON object instead of plain text.")
+    var json = false
+}
+
+/// `--create`, for the commands that only read an identity.
+struct CreationOptions: ParsableArguments {
+    @Flag(help: "Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).")
+    var create = false
 }

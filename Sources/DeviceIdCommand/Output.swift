@@ -41,21 +41,26 @@ enum Output {
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
-    /// Everything on standard input.
-    static func standardInput() -> Data {
+    /// The most `sign` reads from standard input: 16 MiB.
+    static let signInputLimit = 16 << 20
+
+    /// Everything on standard input, at most `limit` bytes: more is a usage error (64), and a read error
+    /// (a closed or unreadable standard input) an I/O error (74), never an end of input.
+    static func standardInput(limit: Int) throws -> Data {
         var input = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(0, &buffer, buffer.count)
-            if count <= 0 { break }
+            if count == 0 { return input }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure(message: "cannot read standard input: \(String(cString: strerror(errno)))", exitCode: 74)
+            }
             input.append(contentsOf: buffer[0..<count])
+            guard input.count <= limit else {
+                throw CommandFailure(message: "standard input is larger than \(limit >> 20) MiB, the most `sign` takes", exitCode: 64)
+            }
         }
-        return input
-    }
-
-    /// Whether `error` comes from this project's libraries (its description is the message).
-    static func isOurs(_ error: any Error) -> Bool {
-        error is DeviceIdentifierError || error is KeyringError || error is SecureStorageError
     }
 
     /// Logs go to standard error only when `DEVICEID_LOG_LEVEL` asks (trace, debug, info, notice…):
@@ -67,30 +72,5 @@ enum Output {
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = level
         return handler
-    }
-
-    /// sysexits for this project's errors: 64 usage, 65 data, 69 unavailable, 70 internal, 75 temporary failure;
-    /// `nil` for anything else (argument parsing decides those).
-    static func exitCode(for error: any Error) -> Int32? {
-        switch error {
-        case let error as DeviceIdentifierError:
-            switch error {
-            case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring as any Error)
-            case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed: 65
-            case .invalidKeySize, .invalidApplicationId: 64
-            case .machineIdUnavailable: 69
-            case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .keychainItemNotFound: 70
-            }
-        case let error as KeyringError:
-            switch error {
-            case .noSessionBus, .serviceUnavailable, .noDefaultCollection: 69
-            case .locked, .promptDismissed, .timedOut, .cancelled: 75
-            case .invalidItemData: 65
-            case .invalidAttributes: 64
-            case .other: 70
-            }
-        case is SecureStorageError: 65
-        default: nil
-        }
     }
 }

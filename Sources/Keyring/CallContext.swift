@@ -77,6 +77,40 @@ public enum WorkerThreads {
     }
 }
 
+extension WorkerThreads {
+    /// Runs `work` on a worker thread for a caller that stops waiting when its task is cancelled
+    /// (``KeyringError/cancelled``) or after `timeout` (`timedOut`). Work that cannot be interrupted (a key
+    /// derivation) then finishes in the background and its result is dropped.
+    package static func run<Value: Sendable>(
+        abandoningAfter timeout: Duration, timedOut: any Error, _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        // Whoever comes first — the work, the timer, the cancellation — resumes the caller; the others find nothing.
+        let waiting = Mutex<(continuation: CheckedContinuation<Value, any Error>?, cancelled: Bool)>((nil, false))
+        let finish = { @Sendable (outcome: Result<Value, any Error>) in
+            waiting.withLock { state in
+                defer { state.continuation = nil }
+                return state.continuation
+            }?.resume(with: outcome)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let cancelled = waiting.withLock { state in
+                    if !state.cancelled { state.continuation = continuation }
+                    return state.cancelled
+                }
+                guard !cancelled else { return continuation.resume(throwing: KeyringError.cancelled) }
+                queue.async { finish(Result(catching: work)) }
+                timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { finish(.failure(timedOut)) }
+            }
+        } onCancel: {
+            waiting.withLock { $0.cancelled = true }
+            finish(.failure(KeyringError.cancelled))
+        }
+    }
+
+    private static let timers = DispatchQueue(label: "swift-deviceid.workers.timeouts")
+}
+
 /// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
 enum BlockingExecutor {
     private static let workers = WorkerThreads.queue

@@ -5,12 +5,25 @@ import Synchronization
 /// A per-user lock file that serializes "read, and create only if absent" across threads and processes.
 ///
 /// `flock` locks belong to open file descriptions, so two threads of one process exclude each other too.
-/// Files live in `$XDG_RUNTIME_DIR/swift-deviceid/locks` (or a private directory under `/tmp`), named by
-/// a hash of what they protect; a hash collision only serializes a little more.
+/// Files live in `$XDG_RUNTIME_DIR/swift-deviceid/locks`, or without a runtime directory in
+/// `${TMPDIR:-/tmp}/swift-deviceid-<uid>/locks`; every directory below the base is created private (0700) and
+/// checked — owned by this user, mode 0700, not a symbolic link — through descriptors (`openat`), so the check
+/// and the use see the same directory. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
+/// a hash collision only serializes a little more.
 final class CreationLock: Sendable {
     private let descriptor: Int32
     private let released = Atomic<Bool>(false)
     private static let processLocks = Mutex<[String: AsyncLock]>([:])
+
+    /// The lock's name, in a fixed encoding that any build of any version can reproduce: the line
+    /// `swift-deviceid creation lock 1`, the line `bus <address>`, then one line per attribute, sorted by name
+    /// (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
+    static func name(bus address: String, attributes: KeyringAttributes) -> String {
+        let lines = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { name, value in
+            "\(name.utf8.count):\(name)=\(value.utf8.count):\(value)\n"
+        }
+        return "swift-deviceid creation lock 1\nbus \(address)\n" + lines.joined()
+    }
 
     /// The lock this process's tasks queue on before taking the file lock `name`.
     static func inProcess(_ name: String) -> AsyncLock {
@@ -25,7 +38,9 @@ final class CreationLock: Sendable {
     /// Takes the lock `name`, waiting for it no longer than the call allows. Blocking: use a worker thread.
     init(named name: String, _ call: CallContext) throws {
         call.armDeadline()
-        descriptor = try Self.lockedDescriptor(Self.directory() + "/" + String(Self.fnv1a(name), radix: 16) + ".lock", call)
+        let directory = try Self.openDirectory()
+        defer { close(directory.descriptor) }
+        descriptor = try Self.lockedDescriptor(String(Self.fnv1a(name), radix: 16) + ".lock", in: directory, call)
     }
 
     /// Releases the lock (closing the file releases it); later calls do nothing.
@@ -35,15 +50,20 @@ final class CreationLock: Sendable {
 
     deinit { release() }
 
-    private static func lockedDescriptor(_ path: String, _ call: CallContext) throws -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw lockError("cannot open \(path)") }
+    private static func lockedDescriptor(
+        _ file: String, in directory: (descriptor: Int32, path: String), _ call: CallContext
+    ) throws -> Int32 {
+        let path = directory.path + "/" + file
+        let descriptor = openat(directory.descriptor, file, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw lockError("cannot open \(path): \(String(cString: strerror(errno)))") }
         // Holders keep the lock for one keyring round trip (or one key generation): poll briefly.
         var pause: UInt32 = 200
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             do {
-                guard failure == EWOULDBLOCK || failure == EINTR else { throw lockError("cannot lock \(path)") }
+                guard failure == EWOULDBLOCK || failure == EINTR else {
+                    throw lockError("cannot lock \(path): \(String(cString: strerror(failure)))")
+                }
                 try call.checkCancellation()
             } catch {
                 close(descriptor)
@@ -55,28 +75,46 @@ final class CreationLock: Sendable {
         return descriptor
     }
 
-    private static func directory() throws -> String {
+    /// The lock directory, opened: each component below the base made if missing, then checked.
+    private static func openDirectory() throws -> (descriptor: Int32, path: String) {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp/swift-deviceid-\(getuid())"
-        let directory = base + "/swift-deviceid/locks"
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw lockError("cannot create \(directory): \(error)")
+        let (base, components): (String, [String])
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            (base, components) = (runtime, ["swift-deviceid", "locks"])
+        } else {
+            let temporary = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            (base, components) = (temporary, ["swift-deviceid-\(getuid())", "locks"])
         }
-        // Under a shared /tmp another user could have made it first: it must be ours, private, and no symlink.
-        var status = stat()
-        guard lstat(directory, &status) == 0, status.st_uid == getuid(), status.st_mode & S_IFMT == S_IFDIR,
-              status.st_mode & 0o077 == 0 else {
-            throw lockError("\(directory) is not a private directory owned by this user")
+        var descriptor = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw lockError("cannot open \(base): \(String(cString: strerror(errno)))") }
+        var path = base
+        for component in components {
+            path += "/" + component
+            if mkdirat(descriptor, component, 0o700) != 0 && errno != EEXIST {
+                let failure = errno
+                close(descriptor)
+                throw lockError("cannot create \(path): \(String(cString: strerror(failure)))")
+            }
+            let child = openat(descriptor, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = errno
+            close(descriptor)
+            guard child >= 0 else {
+                throw lockError(failure == ELOOP || failure == ENOTDIR
+                    ? "\(path) is not a directory (a symbolic link or a file)"
+                    : "cannot open \(path): \(String(cString: strerror(failure)))")
+            }
+            var status = stat()
+            guard fstat(child, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 == 0 else {
+                close(child)
+                throw lockError(
+                    "\(path) is not a private directory of this user (owner \(status.st_uid), mode \(String(status.st_mode & 0o777, radix: 8)))")
+            }
+            descriptor = child
         }
-        return directory
+        return (descriptor, path)
     }
 
-    private static func lockError(_ what: String) -> KeyringError {
-        .other(domain: "swift-deviceid.lock", code: errno, message: "\(what): \(String(cString: strerror(errno)))")
-    }
+    private static func lockError(_ detail: String) -> KeyringError { .lockUnavailable(detail) }
 
     /// 64-bit FNV-1a: a stable file name for any string.
     private static func fnv1a(_ text: String) -> UInt64 {

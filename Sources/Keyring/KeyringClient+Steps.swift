@@ -58,7 +58,7 @@ extension KeyringClient {
                 return secret
             }
         }
-        throw KeyringError.invalidItemData("the matching items kept changing while being read")
+        throw KeyringError.keptChanging("read of the matching items")
     }
 
     /// The items at `paths` with their properties, oldest first; items gone meanwhile are left out.
@@ -100,16 +100,24 @@ extension KeyringClient {
     }
 
     /// Adds `secret` as a new item, the creating step of a read-or-create that found nothing: if the collection
-    /// then holds another match (written meanwhile by a program that does not take our lock), the new item
+    /// then holds an older match (written meanwhile by a program that does not take our lock), the new item
     /// is removed again and `false` returned. Nothing that was there is ever replaced or deleted.
     func addIfStillAbsent(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ service: OpenService, _ call: CallContext
     ) throws -> Bool {
         let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-        guard try others(matching: attributes, besides: path, service, call).isEmpty else {
-            try deleteIfPresent(path, service, call)
-            return false
+        let others = try others(matching: attributes, besides: path, service, call)
+        // Another writer added a match meanwhile (a program without our lock, or one that resolved the lock
+        // elsewhere). The oldest item wins: ours stays only when strictly older than every other; on a tie
+        // (creation times have one-second resolution) every writer steps back, and the callers try again.
+        if !others.isEmpty {
+            let mine = try items(at: [path], service, call).first
+            let theirs = try items(at: others, service, call)
+            guard let mine, theirs.allSatisfy({ mine.created < $0.created }) else {
+                try deleteIfPresent(path, service, call)
+                return false
+            }
         }
         service.setResolvedPath(path, for: attributes)
         return true
@@ -191,6 +199,20 @@ extension KeyringClient {
     func validate(_ attributes: KeyringAttributes) throws {
         guard !attributes.isEmpty else { throw KeyringError.invalidAttributes("at least one attribute is needed") }
         try schema.validate(attributes)
+        // C strings end at NUL: "a\0b" would address the item "a".
+        if let (name, _) = attributes.first(where: { $0.value.utf8.contains(0) }) {
+            throw KeyringError.invalidAttributes("the value of attribute \(name) contains a NUL character")
+        }
+    }
+
+    /// Throws unless the alias can be an element of a D-Bus object path: ASCII letters, digits and `_`.
+    func validate(_ collection: KeyringCollection) throws {
+        let alias = collection.alias.utf8
+        guard !alias.isEmpty, alias.allSatisfy({ byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x5F
+        }) else {
+            throw KeyringError.invalidAttributes("'\(collection.alias)' is not a collection alias: use ASCII letters, digits and _")
+        }
     }
 
     /// Reads the item at `path`, unlocking it first when it is known (or turns out) to be locked.

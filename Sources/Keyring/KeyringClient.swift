@@ -1,3 +1,5 @@
+import Glibc
+
 /// A Swift client for the freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) that tells
 /// the truth: a read answers "absent" only when the service definitely has no matching item — no collection
 /// holds one and none is locked (some providers hide a locked collection's items).
@@ -59,7 +61,7 @@ public struct KeyringClient: Sendable {
     public func withCreationLock<Value: Sendable>(
         for attributes: KeyringAttributes, _ body: () async throws -> Value
     ) async throws -> Value {
-        let name = "\(bus)|\(attributes.sorted { $0.key < $1.key })"
+        let name = CreationLock.name(bus: try bus.resolve(), attributes: attributes)
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
         return try await holding(CreationLock.inProcess(name)) {
             let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
@@ -80,6 +82,7 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws {
         try validate(attributes)
+        try validate(collection)
         try await performWrite { service, call in
             _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
@@ -99,6 +102,7 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws -> Bool {
         try validate(attributes)
+        try validate(collection)
         return try await performWrite { service, call in
             try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
@@ -132,11 +136,12 @@ public struct KeyringClient: Sendable {
         contentType: String = "application/octet-stream"
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
+        try validate(collection)
         return try await withCreationLock(for: attributes) {
             try await performWrite { service, call in
                 var made: KeyringSecret?
-                // Another program (not taking our lock) may add a match meanwhile: then that one stands.
-                for _ in 0..<3 {
+                // Another program (not taking our lock) may add a match meanwhile: then the older one stands.
+                for attempt in 1...Self.creationAttempts {
                     if let existing = try read(attributes, service, call) { return (existing, false) }
                     let created = try made ?? make()
                     made = created
@@ -145,10 +150,21 @@ public struct KeyringClient: Sendable {
                     ) {
                         return (created, true)
                     }
+                    usleep(Self.backoffMicroseconds(attempt))
+                    try call.checkCancellation()
                 }
-                throw KeyringError.invalidItemData("the matching items kept changing while being created")
+                throw KeyringError.keptChanging("creation of the item")
             }
         }
+    }
+
+    /// How many times a read-or-create adds its item before giving up on writers that keep adding theirs.
+    package static let creationAttempts = 5
+
+    /// A random pause before attempt `attempt + 1` of a read-or-create, so that writers that stepped back
+    /// together (their items created in the same second) do not collide again.
+    package static func backoffMicroseconds(_ attempt: Int) -> UInt32 {
+        UInt32.random(in: 1_000...20_000) * UInt32(attempt)
     }
 
     /// The secret of `item`, or `nil` when it no longer exists.
@@ -204,14 +220,16 @@ public struct KeyringClient: Sendable {
 
     /// Locks `collection` through the Secret Service's `Lock` method.
     public func lock(_ collection: KeyringCollection) async throws {
-        try await perform { service, call in
+        try validate(collection)
+        return try await perform { service, call in
             try service.lock([try resolve(collection, service, call)], call)
         }
     }
 
     /// Unlocks `collection`, letting the Secret Service prompt for its password whatever the ``unlockPolicy``.
     public func unlock(_ collection: KeyringCollection) async throws {
-        try await perform { service, call in
+        try validate(collection)
+        return try await perform { service, call in
             let path = try resolve(collection, service, call)
             guard try service.unlock([path], call).contains(path) else { throw KeyringError.promptDismissed }
         }

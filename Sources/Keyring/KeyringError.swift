@@ -18,6 +18,14 @@ public enum KeyringError: Error, Sendable, Hashable {
     case cancelled
     /// The Secret Service answered with data this library cannot use.
     case invalidItemData(String)
+    /// Another program kept adding or removing the matching items while this call read or created one
+    /// (the detail names the step); nothing was lost, and trying again usually succeeds.
+    case keptChanging(String)
+    /// The per-user creation lock could not be used: its directory is missing, not private, not owned by
+    /// this user, or a symbolic link (the detail says which and why).
+    case lockUnavailable(String)
+    /// ``SecretTransport/encrypted`` was asked for and the Secret Service offered only a plain session.
+    case encryptedTransportUnavailable
     /// The attributes do not fit the schema.
     case invalidAttributes(String)
     /// Any other failure, with the underlying GLib error domain, code and message.
@@ -48,6 +56,14 @@ extension KeyringError: CustomStringConvertible {
             "the keyring call was cancelled"
         case .invalidItemData(let detail):
             "the Secret Service returned data that cannot be used (\(detail)); the item is left as it is: inspect it with Seahorse or `secret-tool search`"
+        case .keptChanging(let step):
+            "another program kept changing the matching items during the \(step); nothing was lost: try again"
+        case .lockUnavailable(let detail):
+            "the creation lock cannot be used: \(detail); if you did not create it, remove it (it holds no data), "
+                + "or set XDG_RUNTIME_DIR to your private runtime directory"
+        case .encryptedTransportUnavailable:
+            "the Secret Service offered only a plain session and this client requires an encrypted one "
+                + "(SecretTransport.encrypted); use a provider that negotiates encryption, or choose .plain"
         case .invalidAttributes(let detail):
             "invalid keyring attributes: \(detail)"
         case .other(let domain, let code, let message):

@@ -27,7 +27,7 @@ extension OpenService {
             knownCollections = current
             known = current
         }
-        throw KeyringError.invalidItemData("the collections kept changing while being searched")
+        throw KeyringError.keptChanging("search of the collections")
     }
 
     /// The questions asked of each collection: `Locked`, `SearchItems`, and `Locked` again — a collection locked

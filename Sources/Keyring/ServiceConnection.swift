@@ -243,6 +243,11 @@ final class ServiceConnection: Sendable {
                 let proxy = try gCall {
                     deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_OPEN_SESSION, call.cancellable, $0)
                 }!
+                // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
+                guard let algorithms = secret_service_get_session_algorithms(proxy), String(cString: algorithms) != "plain" else {
+                    g_object_unref(proxy)
+                    throw KeyringError.encryptedTransportUnavailable
+                }
                 opened = OpenService(connection: connection, negotiated: proxy)
             }
         } catch {

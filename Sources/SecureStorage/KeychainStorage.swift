@@ -80,21 +80,29 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
         // The common case, an existing value, takes no lock.
         if let existing = try await get() { return (existing, false) }
         return try await keyring.withCreationLock(for: codec.item.attributes) {
-            if let existing = try await get() { return (existing, false) }
-            let made = try await make()
-            let added = try await serialized {
-                var encoded = try await codec.encode(made)
-                defer { encoded.resetBytes(in: 0..<encoded.count) }
-                guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
-                                            contentType: contentType) else { return false }
-                if cacheable { cache.withLock { $0 = made } }
-                return true
+            var made: T?
+            for attempt in 1...KeyringClient.creationAttempts {
+                if let existing = try await get() { return (existing, false) }
+                let value: T
+                if let made { value = made } else { value = try await make() }
+                made = value
+                let added = try await serialized {
+                    var encoded = try await codec.encode(value)
+                    defer { encoded.resetBytes(in: 0..<encoded.count) }
+                    guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
+                                                contentType: contentType) else { return false }
+                    if cacheable { cache.withLock { $0 = value } }
+                    return true
+                }
+                if added { return (value, true) }
+                // A writer without our lock added an item at the same moment and both stepped back: try again.
+                do {
+                    try await Task.sleep(for: .microseconds(KeyringClient.backoffMicroseconds(attempt)))
+                } catch {
+                    throw KeyringError.cancelled
+                }
             }
-            if added { return (made, true) }
-            guard let existing = try await get() else {
-                throw KeyringError.invalidItemData("the item kept changing while being created")
-            }
-            return (existing, false)
+            throw KeyringError.keptChanging("creation of the item")
         }
     }
 
@@ -112,6 +120,11 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// Runs `body` in order with other cache-touching calls when cacheable; otherwise just runs it
     /// (the keyring orders its own writes).
     private func serialized<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
-        cacheable ? try await serial.withLock(body) : try await body()
+        guard cacheable else { return try await body() }
+        do {
+            return try await serial.withLock(body)
+        } catch is CancellationError {
+            throw KeyringError.cancelled
+        }
     }
 }

@@ -12,8 +12,9 @@ public final class KeyringKeyProvider: KeyProvider {
     private let keyring: KeyringClient
     private let item: StorageItem
     private let cached = Mutex<KeyringSecret?>(nil)
-    /// The keyring read under way, shared by concurrent callers (a prefetch and the decryption it races).
-    private let reading = Mutex<Task<KeyringSecret?, any Error>?>(nil)
+    /// The keyring read under way, shared by concurrent callers (a prefetch and the decryption it races),
+    /// with how many callers still wait for it: when the last one is cancelled, so is the read.
+    private let reading = Mutex<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
 
     /// Keeps the key in `accessGroup` through `keyring`.
     public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
@@ -38,13 +39,27 @@ public final class KeyringKeyProvider: KeyProvider {
         if let key = cached.withLock({ $0 }) { return key }
         let (keyring, attributes) = (keyring, item.attributes)
         let read = reading.withLock { current in
-            if let current { return current }
+            if let shared = current {
+                current?.waiting += 1
+                return shared.read
+            }
             let started = Task { try await keyring.secret(matching: attributes) }
-            current = started
+            current = (started, 1)
             return started
         }
-        let result = await read.result
-        reading.withLock { if $0 == read { $0 = nil } }   // a failed or missing read is tried again next time
+        let result = await withTaskCancellationHandler {
+            await read.result
+        } onCancel: {
+            reading.withLock { current in
+                guard let shared = current, shared.read == read else { return }
+                current?.waiting -= 1
+                if shared.waiting == 1 {
+                    shared.read.cancel()
+                    current = nil
+                }
+            }
+        }
+        reading.withLock { if $0?.read == read { $0 = nil } }   // a failed or missing read is tried again next time
         guard let key = try result.get() else {
             throw SecureStorageError.keyMissing("keyring item service=\(item.accessGroup) account=\(item.account)")
         }

@@ -27,7 +27,11 @@ public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
 
     /// The value kept; only when there is none, saves `make()`'s value (once, with concurrent callers).
     public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
-        try await creation.withLock { try await readOrSave(make) }
+        do {
+            return try await creation.withLock { try await readOrSave(make) }
+        } catch is CancellationError {
+            throw KeyringError.cancelled
+        }
     }
 
     /// Forgets the value.

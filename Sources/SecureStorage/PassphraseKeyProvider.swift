@@ -39,6 +39,8 @@ public final class PassphraseKeyProvider: KeyProvider {
         public static let light = Cost(unchecked: 15, r: 8, p: 1)
 
         var memoryBytes: UInt64 { 128 * (UInt64(1) << log2N) * UInt64(r) * UInt64(p) + 1 << 20 }
+        /// What a derivation computes, in units of one block mix: N · r · p.
+        var work: UInt64 { (UInt64(1) << log2N) * UInt64(r) * UInt64(p) }
     }
 
     private static let scryptTag: UInt8 = 1
@@ -46,13 +48,22 @@ public final class PassphraseKeyProvider: KeyProvider {
 
     private let passphrase: KeyringSecret
     private let cost: Cost
+    private let timeout: Duration
     private let derived = Mutex<[[UInt8]: KeyringSecret]>([:])
     private let encryptionParameters = Mutex<[UInt8]?>(nil)
 
     /// Derives keys from `passphrase` (read it from a file or standard input, never from arguments).
-    public init(passphrase: KeyringSecret, cost: Cost = .default) {
+    ///
+    /// - Parameters:
+    ///   - cost: the costs of new derivations, and the most a stored envelope may ask for: the costs are read
+    ///     before the data is authenticated, so any process that can write the item could otherwise demand
+    ///     gigabytes. Data sealed with higher costs needs a provider configured with at least those.
+    ///   - timeout: how long a call waits for a derivation before ``SecureStorageError/derivationTimedOut(_:)``;
+    ///     a cancelled task stops waiting at once (``KeyringError/cancelled``).
+    public init(passphrase: KeyringSecret, cost: Cost = .default, timeout: Duration = .seconds(25)) {
         self.passphrase = passphrase
         self.cost = cost
+        self.timeout = timeout
     }
 
     /// The key for this instance's salt, derived on first use.
@@ -72,10 +83,17 @@ public final class PassphraseKeyProvider: KeyProvider {
         guard parameters.count == 4 + Self.saltSize, parameters[0] == Self.scryptTag else {
             throw SecureStorageError.invalidKey("data was not sealed with a passphrase key")
         }
-        let cost = try Cost(log2N: parameters[1], r: parameters[2], p: parameters[3])
+        let stored = try Cost(log2N: parameters[1], r: parameters[2], p: parameters[3])
+        guard stored.memoryBytes <= cost.memoryBytes, stored.work <= cost.work else {
+            throw SecureStorageError.invalidKey(
+                "the data asks for scrypt costs (log2N \(stored.log2N), r \(stored.r), p \(stored.p)) above this provider's "
+                    + "(log2N \(cost.log2N), r \(cost.r), p \(cost.p)); nothing was derived")
+        }
         let salt = Array(parameters[4...])
         let passphrase = passphrase
-        let key = try await WorkerThreads.run { try Self.scrypt(passphrase, salt: salt, cost: cost) }
+        let key = try await WorkerThreads.run(abandoningAfter: timeout, timedOut: SecureStorageError.derivationTimedOut(timeout)) {
+            try Self.scrypt(passphrase, salt: salt, cost: stored)
+        }
         derived.withLock { $0[parameters] = key }
         return key
     }

@@ -14,28 +14,56 @@ public enum SecureStorageError: Error, Sendable, Hashable {
     case invalidKey(String)
     /// OpenSSL failed (the detail is its error string).
     case cryptoFailure(String)
-}
+    /// The stored value was saved with encryption and is read without (`storedEncrypted` true), or the reverse.
+    case encryptionMismatch(storedEncrypted: Bool)
+    /// Deriving a key from a passphrase took longer than the provider's timeout.
+    case derivationTimedOut(Duration)
 
-extension SecureStorageError: CustomStringConvertible {
-    /// What happened and what to do about it, in one line. Never contains secret bytes.
-    public var description: String {
+    /// What happened, without advice: for callers that say what to do in their own terms.
+    public var reason: String {
         switch self {
         case .authenticationFailed:
-            "the stored data failed authentication: it was altered, copied from another item, or sealed with a different key; "
-                + "the item is left as it is (delete it and save again to start over)"
+            "it failed authentication: it was altered, copied from another item, or sealed with a different key"
         case .keyMissing(let which):
-            "the encryption key (\(which)) is missing, so the stored data cannot be read; restore the keyring from a backup, "
-                + "or delete the item and save it again (no new key is made over existing data)"
+            "its encryption key (\(which)) is missing"
         case .unsupportedFormatVersion(let version):
-            "the stored data uses envelope format \(version), which this version of swift-deviceid cannot read; upgrade it"
+            "it uses envelope format \(version), which this version of swift-deviceid cannot read"
         case .corruptEnvelope(let detail):
-            "the stored data is not a valid envelope (\(detail)); the item is left as it is"
+            "it is not a valid envelope (\(detail))"
         case .corruptValue(let detail):
-            "the stored value cannot be decoded (\(detail)); the item is left as it is"
+            "it cannot be decoded (\(detail))"
         case .invalidKey(let detail):
             "invalid encryption key: \(detail)"
         case .cryptoFailure(let detail):
             "OpenSSL failed: \(detail)"
+        case .encryptionMismatch(let storedEncrypted):
+            storedEncrypted ? "it was stored with encryption and is read without" : "it was stored without encryption and is read with it"
+        case .derivationTimedOut(let timeout):
+            "deriving the key from the passphrase took longer than \(timeout)"
+        }
+    }
+}
+
+extension SecureStorageError: CustomStringConvertible {
+    /// What happened and what to do about it, in one line. Never contains secret bytes, never advises
+    /// deleting what may still be recovered.
+    public var description: String {
+        switch self {
+        case .authenticationFailed, .keyMissing:
+            "the stored data cannot be read: \(reason); it is left as it is: restore the encryption key from a keyring "
+                + "backup if it was deleted or replaced (saving a new value replaces the old one for good)"
+        case .unsupportedFormatVersion:
+            "the stored data cannot be read: \(reason); upgrade swift-deviceid (the item is left as it is)"
+        case .corruptEnvelope, .corruptValue:
+            "the stored data cannot be read: \(reason); the item is left as it is"
+        case .invalidKey, .cryptoFailure:
+            reason
+        case .encryptionMismatch(let storedEncrypted):
+            "the stored data cannot be read: \(reason); "
+                + (storedEncrypted ? "read it with the encryptor it was saved with" : "read it with NoEncryptor")
+                + " (the item is left as it is)"
+        case .derivationTimedOut:
+            "\(reason); allow a longer timeout, or use lighter scrypt costs for new data"
         }
     }
 }

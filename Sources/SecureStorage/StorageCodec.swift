@@ -8,6 +8,9 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
     /// Whether stored bytes are ciphertext rather than JSON text.
     var encrypts: Bool { !(encryptor is NoEncryptor) }
 
+    /// Whether stored bytes are this library's envelopes (other encryptors' output may look like anything).
+    private var sealsEnvelopes: Bool { encryptor is AESGCMEncryptor || encryptor is SecuredKeyEncryptor }
+
     /// The stored bytes for `value`. With an encryptor that encrypts, the JSON plaintext is wiped afterwards.
     func encode(_ value: T) async throws -> Data {
         var json: Data
@@ -21,7 +24,14 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
         return try await encryptor.encrypt(data: json, for: item)
     }
 
+    /// The value in stored bytes. Bytes saved with encryption read without it (or the reverse) are
+    /// ``SecureStorageError/encryptionMismatch(storedEncrypted:)``: a JSON text starts with `{`, `[` or `"`
+    /// (or a digit, `t`, `f`, `n`), an envelope with its format version, 1.
     func decode(_ stored: Data) async throws -> T {
+        if let first = stored.first {
+            if sealsEnvelopes && jsonFirstBytes.contains(first) { throw SecureStorageError.encryptionMismatch(storedEncrypted: false) }
+            if !encrypts && first == Envelope.version { throw SecureStorageError.encryptionMismatch(storedEncrypted: true) }
+        }
         var json = try await encryptor.decrypt(data: stored, for: item)
         defer { json.resetBytes(in: 0..<json.count) }
         do {
@@ -31,3 +41,6 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
         }
     }
 }
+
+/// The bytes a JSON text can start with (RFC 8259), none of them an envelope's version byte.
+private let jsonFirstBytes = Set("{[\"-0123456789tfn \t\r\n".utf8)

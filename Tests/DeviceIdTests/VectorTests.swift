@@ -28,7 +28,7 @@ struct VectorTests {
     @Test("The private key round-trips through PKCS#1 DER and its public half matches")
     func privateKey() throws {
         let vectors = try IdentifierVectors.load().rsa2048
-        let key = try RSAKey(privateKeyPKCS1: hexData(vectors.private_key_pkcs1_der_hex))
+        let key = try hexData(vectors.private_key_pkcs1_der_hex).withUnsafeBytes { try RSAKey(privateKeyPKCS1: $0) }
         #expect(try key.publicKeyPKCS1() == hexData(vectors.public_key_pkcs1_der_hex))
         #expect(try key.privateKeyPKCS1() == hexData(vectors.private_key_pkcs1_der_hex))
     }
@@ -36,7 +36,7 @@ struct VectorTests {
     @Test("RS256 and PS256 signatures verify with the public key, in our code and in `openssl dgst`", arguments: SignatureAlgorithm.allCases)
     func signatures(algorithm: SignatureAlgorithm) async throws {
         let vectors = try IdentifierVectors.load().rsa2048
-        let key = try RSAKey(privateKeyPKCS1: hexData(vectors.private_key_pkcs1_der_hex))
+        let key = try hexData(vectors.private_key_pkcs1_der_hex).withUnsafeBytes { try RSAKey(privateKeyPKCS1: $0) }
         let publicKey = try DevicePublicKey(pkcs1DER: hexData(vectors.public_key_pkcs1_der_hex))
         let challenge = Data("server challenge \(UUID())".utf8)
         let signature = try key.sign(challenge, algorithm: algorithm)

@@ -1,0 +1,100 @@
+import DeviceId
+import FoundationEssentials
+import Keyring
+import SecureStorage
+
+/// A failure as the command reports it: one line in the command's own words, and a sysexits code.
+struct CommandFailure: Error {
+    /// What the command was asked to act on, for messages that name it.
+    struct Context {
+        var accessGroup: String
+        var account: String?
+        var nonInteractive: Bool
+    }
+
+    let message: String
+    let exitCode: Int32
+
+    init(message: String, exitCode: Int32) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+
+    /// The failure for a library error; anything else passes through as `error`'s description, exit 70.
+    init(_ error: any Error, context: Context? = nil) {
+        if let failure = error as? CommandFailure {
+            self = failure
+            return
+        }
+        exitCode = Self.exitCode(for: error)
+        message = context.flatMap { Self.commandWords(for: error, $0) } ?? String(describing: error)
+    }
+
+    /// Messages that name the command's options rather than the library's.
+    private static func commandWords(for error: any Error, _ context: Context) -> String? {
+        let keyring = (error as? KeyringError) ?? {
+            if case .keychainUnexpectedStatus(let keyring) = error as? DeviceIdentifierError { return keyring }
+            return nil
+        }()
+        let environment = ProcessInfo.processInfo.environment
+        let noDisplay = (environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        switch (keyring, error as? DeviceIdentifierError) {
+        case (.locked(let collection), _) where context.nonInteractive:
+            return "the keyring\(collection.map { " '\($0)'" } ?? "") is locked; drop `--non-interactive` to let the keyring "
+                + "ask for its password, or unlock it first (log in again, or open Seahorse)"
+        case (.promptDismissed, _) where noDisplay:
+            return "there is no display to show the keyring's unlock prompt on (DISPLAY and WAYLAND_DISPLAY are unset); "
+                + "unlock the keyring in your desktop session first, then try again"
+        case (.timedOut(let timeout), _) where !context.nonInteractive && noDisplay:
+            return "the keyring did not answer within \(timeout), and there is no display to show its unlock prompt on "
+                + "(DISPLAY and WAYLAND_DISPLAY are unset): unlock the keyring in your desktop session, or pass `--non-interactive` "
+                + "to fail at once while it is locked"
+        case (.timedOut(let timeout), _):
+            return "no answer within \(timeout) (`--timeout`): an unlock prompt may be waiting, or the keyring daemon is hung; "
+                + "unlock the keyring or restart its daemon, then try again"
+        case (_, .keychainItemNotFound):
+            return "there is no device identity in access group '\(context.accessGroup)'"
+                + (context.account.map { " (account \($0))" } ?? "") + "; `deviceid id` creates one (or pass `--create`)"
+        default:
+            return nil
+        }
+    }
+
+    /// sysexits: 64 usage, 65 data, 66 no identity, 69 unavailable, 70 internal, 73 lock file, 74 I/O,
+    /// 75 temporary failure.
+    static func exitCode(for error: any Error) -> Int32 {
+        switch error {
+        case let failure as CommandFailure: failure.exitCode
+        case let error as DeviceIdentifierError: exitCode(for: error)
+        case let error as KeyringError: exitCode(for: error)
+        case SecureStorageError.cryptoFailure: 70
+        case SecureStorageError.derivationTimedOut: 75
+        case is SecureStorageError: 65
+        default: 70
+        }
+    }
+
+    private static func exitCode(for error: DeviceIdentifierError) -> Int32 {
+        switch error {
+        case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring)
+        case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: 65
+        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch: 64
+        case .keychainItemNotFound: 66
+        case .machineIdUnavailable: 69
+        case .legacyIdentifierUnreadable: 74
+        case .cancelled: 75
+        case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .cryptoFailure, .unexpected: 70
+        }
+    }
+
+    private static func exitCode(for error: KeyringError) -> Int32 {
+        switch error {
+        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable: 69
+        case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: 75
+        case .invalidItemData: 65
+        case .invalidAttributes: 64
+        case .lockUnavailable: 73
+        case .other: 70
+        }
+    }
+}
