@@ -45,13 +45,12 @@ struct CommandFailure: Error {
         case (.promptDismissed, _) where noDisplay:
             return "there is no display to show the keyring's unlock prompt on (DISPLAY and WAYLAND_DISPLAY are unset); "
                 + "unlock the keyring in your desktop session first, then try again"
-        case (.timedOut(let timeout), _) where !context.nonInteractive && noDisplay:
-            return "the keyring did not answer within \(timeout), and there is no display to show its unlock prompt on "
-                + "(DISPLAY and WAYLAND_DISPLAY are unset): unlock the keyring in your desktop session, or pass `--non-interactive` "
-                + "to fail at once while it is locked"
         case (.timedOut(let timeout), _):
-            return "no answer within \(timeout) (`--timeout`): an unlock prompt may be waiting, or the keyring daemon is hung; "
-                + "unlock the keyring or restart its daemon, then try again"
+            let prompt = context.nonInteractive ? "" : noDisplay
+                ? "an unlock prompt may be waiting with no display to show it on (DISPLAY and WAYLAND_DISPLAY are unset), "
+                : "an unlock prompt may be waiting, "
+            return "no answer within \(timeout) (`--timeout`): \(prompt)another program may be creating the identity, "
+                + "or the keyring daemon is hung; unlock the keyring or restart its daemon, then try again"
         case (_, .keychainItemNotFound):
             return "there is no device identity in access group '\(context.accessGroup)'"
                 + (context.account.map { " (account \($0))" } ?? "") + "; `deviceid id` creates one (or pass `--create`)"

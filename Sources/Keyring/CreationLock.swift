@@ -10,7 +10,7 @@ import Synchronization
 /// checked — owned by this user, mode 0700, not a symbolic link — through descriptors (`openat`), so the check
 /// and the use see the same directory. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
 /// a hash collision only serializes a little more.
-final class CreationLock: Sendable {
+package final class CreationLock: Sendable {
     private let descriptor: Int32
     private let released = Atomic<Bool>(false)
     private static let processLocks = Mutex<[String: AsyncLock]>([:])
@@ -18,12 +18,19 @@ final class CreationLock: Sendable {
     /// The lock's name, in a fixed encoding that any build of any version can reproduce: the line
     /// `swift-deviceid creation lock 1`, the line `bus <address>`, then one line per attribute, sorted by name
     /// (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
-    static func name(bus address: String, attributes: KeyringAttributes) -> String {
+    package static func name(bus address: String, attributes: KeyringAttributes) -> String {
         let lines = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { name, value in
             "\(name.utf8.count):\(name)=\(value.utf8.count):\(value)\n"
         }
         return "swift-deviceid creation lock 1\nbus \(address)\n" + lines.joined()
     }
+
+    /// The lock file's name in the lock directory for the lock ``name(bus:attributes:)`` names.
+    package static func fileName(bus address: String, attributes: KeyringAttributes) -> String {
+        fileName(for: name(bus: address, attributes: attributes))
+    }
+
+    private static func fileName(for name: String) -> String { String(fnv1a(name), radix: 16) + ".lock" }
 
     /// The lock this process's tasks queue on before taking the file lock `name`.
     static func inProcess(_ name: String) -> AsyncLock {
@@ -40,7 +47,7 @@ final class CreationLock: Sendable {
         call.armDeadline()
         let directory = try Self.openDirectory()
         defer { close(directory.descriptor) }
-        descriptor = try Self.lockedDescriptor(String(Self.fnv1a(name), radix: 16) + ".lock", in: directory, call)
+        descriptor = try Self.lockedDescriptor(Self.fileName(for: name), in: directory, call)
     }
 
     /// Releases the lock (closing the file releases it); later calls do nothing.

@@ -66,10 +66,11 @@ public struct SecuredKeyEncryptor: Encryptor {
         sealer = AESGCMEncryptor(keyProvider: keyProvider)
     }
 
-    /// Reads the group's key into memory if it exists (never creates it), so a decryption that follows
-    /// does not wait for it. Run it alongside the read of the data; failures surface in the real call.
+    /// Reads the group's key into memory if it exists and needs no prompt (never creates it, never prompts),
+    /// so a decryption that follows does not wait for it. Run it alongside the read of the data; failures
+    /// surface in the real call. Cancelled with its caller.
     public func prefetchKey() async {
-        _ = try? await keyProvider.decryptionKey(parameters: [])
+        await keyProvider.prefetch()
     }
 
     /// Encrypts `data` bound to no item.

@@ -12,9 +12,9 @@ public final class KeyringKeyProvider: KeyProvider {
     private let keyring: KeyringClient
     private let item: StorageItem
     private let cached = Mutex<KeyringSecret?>(nil)
-    /// The keyring read under way, shared by concurrent callers (a prefetch and the decryption it races),
-    /// with how many callers still wait for it: when the last one is cancelled, so is the read.
-    private let reading = Mutex<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
+    /// A prefetch under way, shared with the decryption it races, with how many callers still wait for it:
+    /// when the last one is cancelled, so is the read.
+    private let prefetching = Mutex<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
 
     /// Keeps the key in `accessGroup` through `keyring`.
     public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
@@ -37,20 +37,48 @@ public final class KeyringKeyProvider: KeyProvider {
     public func decryptionKey(parameters: [UInt8]) async throws -> KeyringSecret {
         guard parameters.isEmpty else { throw SecureStorageError.invalidKey("data was sealed with a different kind of key") }
         if let key = cached.withLock({ $0 }) { return key }
-        let (keyring, attributes) = (keyring, item.attributes)
-        let read = reading.withLock { current in
+        if let shared = prefetching.withLock({ current -> Task<KeyringSecret?, any Error>? in
+            current?.waiting += 1
+            return current?.read
+        }), let key = try? await awaitPrefetch(shared).get(), (try? validate(key)) != nil {
+            cached.withLock { $0 = key }
+            return key
+        }
+        // No prefetch, or it could not tell (it never prompts): read with this client's own policy.
+        guard let key = try await keyring.secret(matching: item.attributes) else {
+            throw SecureStorageError.keyMissing("keyring item service=\(item.accessGroup) account=\(item.account)")
+        }
+        try validate(key)
+        cached.withLock { $0 = key }
+        return key
+    }
+
+    /// Reads the key into memory if the keyring holds it and needs no prompt for it: never creates it, never
+    /// prompts, and keeps failures to itself (a decryption that follows reads again and reports them). A
+    /// decryption started meanwhile waits for this read instead of sending its own.
+    package func prefetch() async {
+        guard cached.withLock({ $0 }) == nil else { return }
+        let quiet = KeyringClient(
+            schema: keyring.schema, bus: keyring.bus, unlockPolicy: .nonInteractive, timeout: keyring.timeout, transport: keyring.transport)
+        let attributes = item.attributes
+        let read = prefetching.withLock { current in
             if let shared = current {
                 current?.waiting += 1
                 return shared.read
             }
-            let started = Task { try await keyring.secret(matching: attributes) }
+            let started = Task { try await quiet.secret(matching: attributes) }
             current = (started, 1)
             return started
         }
+        if let key = try? await awaitPrefetch(read).get(), (try? validate(key)) != nil { cached.withLock { $0 = key } }
+    }
+
+    /// Waits for the shared prefetch `read`; a cancelled caller stops counting, and the last one cancels it.
+    private func awaitPrefetch(_ read: Task<KeyringSecret?, any Error>) async -> Result<KeyringSecret?, any Error> {
         let result = await withTaskCancellationHandler {
             await read.result
         } onCancel: {
-            reading.withLock { current in
+            prefetching.withLock { current in
                 guard let shared = current, shared.read == read else { return }
                 current?.waiting -= 1
                 if shared.waiting == 1 {
@@ -59,13 +87,8 @@ public final class KeyringKeyProvider: KeyProvider {
                 }
             }
         }
-        reading.withLock { if $0?.read == read { $0 = nil } }   // a failed or missing read is tried again next time
-        guard let key = try result.get() else {
-            throw SecureStorageError.keyMissing("keyring item service=\(item.accessGroup) account=\(item.account)")
-        }
-        try validate(key)
-        cached.withLock { $0 = key }
-        return key
+        prefetching.withLock { if $0?.read == read { $0 = nil } }
+        return result
     }
 
     /// Drops the in-memory copy, so the next use reads the keyring again.

@@ -28,7 +28,7 @@ struct CommandTests {
     @Test("`info` prints one JSON object with the documented fields", arguments: SecretServiceProvider.all)
     func info(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            let output = try await keyring.deviceid("info", "--access-group", "com.example.info", "--key-size", "3072")
+            let output = try await keyring.deviceid("info", "--access-group", "com.example.info", "--key-size", "3072", "--create")
             #expect(output.status == 0, "\(output.errorText)")
             let object = try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any])
             #expect((object["id"] as? String)?.count == 64)
@@ -176,7 +176,7 @@ struct CommandTests {
             // The non-interactive one says "locked" at once, not "did not answer within 3 s".
             let nonInteractive = try await keyring.deviceid("id", "--access-group", "g1", "--non-interactive", "--timeout", "3")
             #expect(nonInteractive.status == 75 && nonInteractive.stdout.isEmpty)
-            #expect(nonInteractive.errorText.contains("is locked"), "\(nonInteractive.errorText)")
+            #expect(nonInteractive.errorText.contains("is locked; drop `--non-interactive`"), "\(nonInteractive.errorText)")
             #expect(try await creates.callCount() == 0)
 
             try await keyring.unlock()

@@ -53,6 +53,11 @@ let deviceidExecutable: String = URL(fileURLWithPath: "/proc/self/exe").resolvin
 extension PrivateKeyring {
     /// Runs `deviceid ARGUMENTS…` against this keyring.
     func deviceid(_ arguments: String..., input: Data = Data(), environment extra: [String: String] = [:]) async throws -> ProcessOutput {
+        try await deviceid(arguments, input: input, environment: extra)
+    }
+
+    /// Runs `deviceid ARGUMENTS…` against this keyring.
+    func deviceid(_ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:]) async throws -> ProcessOutput {
         try await ChildProcess.run(deviceidExecutable, arguments, environment: environment.merging(extra) { $1 }, input: input)
     }
 }

@@ -48,6 +48,17 @@ public final class BusMonitor: Sendable {
     }
 }
 
+extension BusMonitor {
+    /// Returns once the bus has carried a `member` call (one not yet counted or waited for).
+    public func nextCall() async throws {
+        while true {
+            let line = await ChildProcess.readLine(output)
+            guard process.isRunning || !line.isEmpty else { throw BusCall.Failure(description: "dbus-monitor exited") }
+            if line.hasSuffix("\t\(member)") { return }
+        }
+    }
+}
+
 extension PrivateKeyring {
     /// Starts counting the method calls named `member` (for example `CreateItem`) on this keyring's bus.
     public func watchCalls(to member: String) async throws -> BusMonitor {

@@ -181,6 +181,15 @@ public final class PrivateKeyring: Sendable {
         guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
     }
 
+    /// Starts a stand-in Secret Service on this bus (of `.busOnly`): a script from the fixtures that answers
+    /// only what a test needs, for behaviour no real provider shows (named as such in the tests using it).
+    public func startStandIn(_ script: String) async throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(script).py").path
+        try launch(try ChildProcess.prepare("/usr/bin/python3", [path], environment: environment), input: Data())
+        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.secrets"])
+        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("the stand-in \(script) did not appear: \(wait.errorText)") }
+    }
+
     /// Where gnome-keyring keeps its keyring files.
     public var keyringsDirectory: URL { root.appendingPathComponent("home/.local/share/keyrings") }
 

@@ -70,9 +70,15 @@ struct CreateOnceTests {
                 try await group.waitForAll()
             }
             #expect(overlaps.value == 0)
-            // A different query takes a different lock, even while this one is held.
-            try await client.withCreationLock(for: attributes) {
-                try await client.withCreationLock(for: uniqueAttributes("other")) {}
+            // A different query takes a different lock, even while this one is held (were it the same, the inner
+            // wait would time out).
+            let quick = keyring.client(timeout: .seconds(2))
+            let nested = try await quick.withCreationLock(for: attributes) {
+                try await quick.withCreationLock(for: uniqueAttributes("other")) { "inner ran" }
+            }
+            #expect(nested == "inner ran")
+            await #expect(throws: KeyringError.timedOut(.seconds(2))) {
+                try await quick.withCreationLock(for: attributes) { try await quick.withCreationLock(for: attributes) {} }
             }
         }
     }

@@ -81,12 +81,14 @@ struct FailureTests {
         try await PrivateKeyring.with(on: provider) { keyring in
             let attributes = uniqueAttributes()
             try await keyring.client().store(KeyringSecret(utf8: "v"), label: "v", attributes: attributes)
-            keyring.freezeDaemon(true)
             let client = keyring.client(timeout: .seconds(60))
+            let reads = try await keyring.watchCalls(to: "GetSecret")
+            keyring.freezeDaemon(true)
+            defer { keyring.freezeDaemon(false) }
             let read = Task { await keyringError { try await client.secret(matching: attributes) } }
+            try await reads.nextCall()   // sent, and waiting on the frozen daemon
             read.cancel()
             #expect(await read.value == .cancelled)
-            keyring.freezeDaemon(false)
         }
     }
 
@@ -101,5 +103,18 @@ struct FailureTests {
         guard case .noSessionBus(let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(detail.contains("/nonexistent/"))
         #expect(error?.description.contains("dbus-run-session") == true)
+    }
+}
+
+@Suite("The creation lock's name")
+struct CreationLockNameTests {
+    @Test("Its name is the documented encoding, the same for any order of the attributes")
+    func explicitEncoding() {
+        let name = CreationLock.name(bus: "unix:path=/run/user/1000/bus", attributes: ["service": "com.example", "account": "ä"])
+        #expect(name == "swift-deviceid creation lock 1\nbus unix:path=/run/user/1000/bus\n7:account=2:ä\n7:service=11:com.example\n")
+        #expect(CreationLock.fileName(bus: "b", attributes: ["service": "s", "account": "a"])
+                == CreationLock.fileName(bus: "b", attributes: ["account": "a", "service": "s"]))
+        // FNV-1a 64 of the encoding (computed independently): fixed for all builds and versions.
+        #expect(CreationLock.fileName(bus: "b", attributes: ["service": "s"]) == "64931c7aceaac680.lock")
     }
 }

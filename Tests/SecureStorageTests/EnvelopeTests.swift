@@ -30,8 +30,8 @@ struct EnvelopeTests {
             if position == envelope.startIndex {
                 #expect(error as? SecureStorageError == .unsupportedFormatVersion(0))
             } else if position == envelope.startIndex + 1 {
-                // The parameter length: the rest no longer parses as the same layout.
-                #expect(error != nil, "position \(position)")
+                // The parameter length, 0 → 1: a nonce byte now reads as key parameters, which a supplied key has none of.
+                #expect(error as? SecureStorageError == .invalidKey("data was sealed with a different kind of key"))
             } else {
                 #expect(error as? SecureStorageError == .authenticationFailed, "position \(position)")
             }
@@ -93,5 +93,34 @@ struct EnvelopeTests {
             try await storage.delete()
             #expect(try await storage.get() == nil)
         }
+    }
+}
+
+@Suite("Passphrase keys: costs read from stored data are capped, derivations bounded (pure logic)")
+struct PassphraseBoundsTests {
+    @Test("An envelope asking for more scrypt than the provider's costs is refused before any derivation")
+    func costsCapped() async throws {
+        let provider = PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "p"), cost: .light)
+        // N = 2^22, r = 32, p = 16: about 16 GiB, were it derived.
+        let greedy: [UInt8] = [1, 22, 32, 16] + [UInt8](repeating: 0, count: 16)
+        guard case .invalidKey(let detail) = await thrownError({ try await provider.decryptionKey(parameters: greedy) }) as? SecureStorageError else {
+            Issue.record("greedy costs were not refused")
+            return
+        }
+        #expect(detail.contains("above this provider's"))
+        // Its own costs, and lower ones, are derived.
+        let sealer = AESGCMEncryptor(keyProvider: PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "p"), cost: try .init(log2N: 10, r: 8, p: 1)))
+        let sealed = try await sealer.encrypt(data: Data("x".utf8))
+        #expect(try await AESGCMEncryptor(keyProvider: provider).decrypt(data: sealed) == Data("x".utf8))
+    }
+
+    @Test("A derivation outliving its timeout is .derivationTimedOut; a cancelled caller stops waiting with .cancelled")
+    func derivationBounded() async throws {
+        let slow = PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "p"), cost: .default, timeout: .milliseconds(1))
+        #expect(await thrownError { try await slow.encryptionKey() } as? SecureStorageError == .derivationTimedOut(.milliseconds(1)))
+        let patient = PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "p"), cost: .default, timeout: .seconds(600))
+        let derivation = Task { await thrownError { try await patient.encryptionKey() } }
+        derivation.cancel()
+        #expect(await derivation.value as? KeyringError == .cancelled)
     }
 }

@@ -127,7 +127,7 @@ struct KeychainStorageTests {
             try await keyring.lock()
             for storage in lockedStorages {
                 #expect(await thrownError { try await storage.get() } as? KeyringError == .locked(collection: provider.defaultCollection))
-                #expect(await thrownError { try await storage.save(item: "after") } != nil)
+                #expect(await thrownError { try await storage.save(item: "after") } as? KeyringError == .locked(collection: provider.defaultCollection))
             }
             try await keyring.unlock()
             for storage in try storages(String.self, keyring, group: group) { #expect(try await storage.get() == "before") }
@@ -157,6 +157,8 @@ struct KeychainStorageTests {
                 let fromKeyring = try await KeychainStorage<Int>(account: storage.account, accessGroup: group, encryptor: encryptor,
                                                                  keyring: client).get()
                 #expect(final != nil && final == fromKeyring, "cacheable \(cacheable)")
+                // Every save replaced the one before: forty stores leave one item.
+                #expect(try await client.items(matching: ["service": group, "account": storage.account]).count == 1)
             }
             #expect(try await client.items(matching: ["service": group, "account": KeyringKeyProvider.keyAccount]).count == 1)
         }
