@@ -186,9 +186,9 @@ _deviceid() {
 
 _deviceid_id() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout)
+    non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -196,13 +196,13 @@ _deviceid_id() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     esac
@@ -210,9 +210,9 @@ _deviceid_id() {
 
 _deviceid_regenerate() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout)
+    non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -220,13 +220,13 @@ _deviceid_regenerate() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     esac
@@ -234,20 +234,14 @@ _deviceid_regenerate() {
 
 _deviceid_uuid() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout)
+    non_repeating_options=(--access-group --timeout)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--access-group')
-        return
-        ;;
-    '--account')
-        return
-        ;;
-    '--key-size')
         return
         ;;
     '--timeout')
@@ -266,9 +260,9 @@ _deviceid_app-id() {
 
 _deviceid_public-key() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout --format)
+    non_repeating_options=(--access-group --timeout --account --key-size --format)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -276,13 +270,13 @@ _deviceid_public-key() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     '--format')
@@ -294,9 +288,9 @@ _deviceid_public-key() {
 
 _deviceid_sign() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout --algorithm)
+    non_repeating_options=(--access-group --timeout --account --key-size --algorithm)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -304,13 +298,13 @@ _deviceid_sign() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     '--algorithm')
@@ -321,9 +315,9 @@ _deviceid_sign() {
 
 _deviceid_info() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout)
+    non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -331,13 +325,13 @@ _deviceid_info() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     esac
@@ -345,9 +339,9 @@ _deviceid_info() {
 
 _deviceid_delete() {
     repeating_flags=()
-    non_repeating_flags=(--high-security --no-encryption --non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --account --key-size --timeout)
+    non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -355,13 +349,13 @@ _deviceid_delete() {
     '--access-group')
         return
         ;;
+    '--timeout')
+        return
+        ;;
     '--account')
         return
         ;;
     '--key-size')
-        return
-        ;;
-    '--timeout')
         return
         ;;
     esac

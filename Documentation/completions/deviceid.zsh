@@ -50,13 +50,13 @@ _deviceid() {
     command)
         local -ar subcommands=(
             'id:Print the identity'\''s id, creating the identity on first use.'
-            'regenerate:Replace the identity (and any legacy identifier) with a new one, and print its id.'
-            'uuid:Print the UUID identifier: SHA-256 of a random UUID kept in the keyring.'
+            'regenerate:Replace the identity (and any legacy identifier) with a new one for good, and print its id.'
+            'uuid:Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring (`--json` shows the UUID too).'
             'app-id:Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
             'public-key:Print the identity'\''s public key (SPKI PEM, PKCS#1 DER as hex, or JWK).'
             'sign:Sign standard input with the device key; print the signature as base64url.'
             'info:Print the identity as one JSON object.'
-            'delete:Delete the identity (and any legacy identifier).'
+            'delete:Delete the identity (and any legacy identifier) for good.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
@@ -77,12 +77,12 @@ _deviceid_id() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -95,12 +95,12 @@ _deviceid_regenerate() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -113,12 +113,8 @@ _deviceid_uuid() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
-        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
-        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--json[Print a JSON object instead of plain text.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -145,12 +141,13 @@ _deviceid_public-key() {
     local -ar ___format=('pem' 'der-hex' 'jwk')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
+        '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
         '--format[pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.]:format:{__deviceid_complete "${___format[@]}"}'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -164,12 +161,13 @@ _deviceid_sign() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
+        '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
         '--algorithm[RS256 or PS256.]:algorithm:'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -183,13 +181,14 @@ _deviceid_info() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
-        '--json[Print a JSON object instead of plain text.]'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
+        '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
+        '--json[Accepted for uniformity\: `info` always prints JSON.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -201,12 +200,12 @@ _deviceid_delete() {
     local -i ret=1
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
-        '--no-encryption[Store the key pair unencrypted (the keyring'\''s own protection only).]'
-        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
-        '--timeout[Give up after this many seconds (prompts included).]:timeout:'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
