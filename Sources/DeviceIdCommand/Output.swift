@@ -47,6 +47,12 @@ enum Output {
     /// Everything on standard input, at most `limit` bytes: more is a usage error (64), and a read error
     /// (a closed or unreadable standard input) an I/O error (74), never an end of input.
     static func standardInput(limit: Int) throws -> Data {
+        // Started with standard input closed, the process may have reused descriptor 0 for something of its own
+        // (the runtime's, marked close-on-exec); an inherited standard input never is.
+        let flags = fcntl(0, F_GETFD)
+        guard flags >= 0, flags & FD_CLOEXEC == 0 else {
+            throw CommandFailure(message: "cannot read standard input: it is closed", exitCode: 74)
+        }
         var input = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

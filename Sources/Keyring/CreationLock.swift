@@ -5,11 +5,14 @@ import Synchronization
 /// A per-user lock file that serializes "read, and create only if absent" across threads and processes.
 ///
 /// `flock` locks belong to open file descriptions, so two threads of one process exclude each other too.
-/// Files live in `$XDG_RUNTIME_DIR/swift-deviceid/locks`, or without a runtime directory in
-/// `${TMPDIR:-/tmp}/swift-deviceid-<uid>/locks`; every directory below the base is created private (0700) and
+/// Files live beside the bus when its address is a socket in a private directory of this user
+/// (`unix:path=/run/user/1000/bus` → `/run/user/1000/swift-deviceid/locks`), so every process reaching that bus
+/// shares them whatever its environment says; else in `$XDG_RUNTIME_DIR/swift-deviceid/locks`; else in
+/// `${TMPDIR:-/tmp}/swift-deviceid-<uid>/locks`. Every directory below the base is created private (0700) and
 /// checked — owned by this user, mode 0700, not a symbolic link — through descriptors (`openat`), so the check
 /// and the use see the same directory. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
-/// a hash collision only serializes a little more.
+/// a hash collision only serializes a little more. Processes that still share no lock (they reach one bus by
+/// different addresses) converge through the keyring: each re-reads after writing, and the oldest item wins.
 package final class CreationLock: Sendable {
     private let descriptor: Int32
     private let released = Atomic<Bool>(false)
@@ -42,10 +45,11 @@ package final class CreationLock: Sendable {
         }
     }
 
-    /// Takes the lock `name`, waiting for it no longer than the call allows. Blocking: use a worker thread.
-    init(named name: String, _ call: CallContext) throws {
+    /// Takes the lock `name` for the bus at `address`, waiting for it no longer than the call allows.
+    /// Blocking: use a worker thread.
+    init(named name: String, bus address: String, _ call: CallContext) throws {
         call.armDeadline()
-        let directory = try Self.openDirectory()
+        let directory = try Self.openDirectory(bus: address)
         defer { close(directory.descriptor) }
         descriptor = try Self.lockedDescriptor(Self.fileName(for: name), in: directory, call)
     }
@@ -83,10 +87,12 @@ package final class CreationLock: Sendable {
     }
 
     /// The lock directory, opened: each component below the base made if missing, then checked.
-    private static func openDirectory() throws -> (descriptor: Int32, path: String) {
+    private static func openDirectory(bus address: String) throws -> (descriptor: Int32, path: String) {
         let environment = ProcessInfo.processInfo.environment
         let (base, components): (String, [String])
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        if let busDirectory = privateDirectory(ofSocketIn: address) {
+            (base, components) = (busDirectory, ["swift-deviceid", "locks"])
+        } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
             (base, components) = (runtime, ["swift-deviceid", "locks"])
         } else {
             let temporary = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -119,6 +125,19 @@ package final class CreationLock: Sendable {
             descriptor = child
         }
         return (descriptor, path)
+    }
+
+    /// The directory of the socket in the first `unix:path=` of `address`, when it is a directory of this
+    /// user's that no one else may enter.
+    private static func privateDirectory(ofSocketIn address: String) -> String? {
+        guard let first = address.split(separator: ";").first, first.hasPrefix("unix:"),
+              let path = first.dropFirst(5).split(separator: ",").first(where: { $0.hasPrefix("path=") })?.dropFirst(5),
+              let slash = path.lastIndex(of: "/") else { return nil }
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        var status = stat()
+        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid(),
+              status.st_mode & 0o077 == 0 else { return nil }
+        return directory
     }
 
     private static func lockError(_ detail: String) -> KeyringError { .lockUnavailable(detail) }

@@ -61,10 +61,11 @@ public struct KeyringClient: Sendable {
     public func withCreationLock<Value: Sendable>(
         for attributes: KeyringAttributes, _ body: () async throws -> Value
     ) async throws -> Value {
-        let name = CreationLock.name(bus: try bus.resolve(), attributes: attributes)
+        let address = try bus.resolve()
+        let name = CreationLock.name(bus: address, attributes: attributes)
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
         return try await holding(CreationLock.inProcess(name)) {
-            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, call) }
+            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, bus: address, call) }
             defer { lock.release() }
             return try await body()
         }

@@ -68,6 +68,11 @@ struct CommandFailureTests {
     @Test("Without XDG_RUNTIME_DIR, a lock directory another user made, a symlink, or a shared one is refused: exit 73")
     func lockDirectoryChecked() async throws {
         try await PrivateKeyring.with { keyring in
+            // The bus reached through a directory others may enter: no lock beside it, so the fallback is used.
+            let shared = keyring.root.appendingPathComponent("shared")
+            try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createSymbolicLink(at: shared.appendingPathComponent("bus"), withDestinationURL: URL(fileURLWithPath: socketPath(keyring)))
+            let environment = ["XDG_RUNTIME_DIR": "", "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(shared.path)/bus"]
             let temporary = keyring.root.appendingPathComponent("tmp")
             let directory = temporary.appendingPathComponent("swift-deviceid-\(getuid())")
             let elsewhere = keyring.root.appendingPathComponent("elsewhere")
@@ -85,11 +90,11 @@ struct CommandFailureTests {
             for (name, setup) in setups {
                 try? FileManager.default.removeItem(at: directory)
                 try setup()
-                let output = try await keyring.deviceid("id", environment: ["XDG_RUNTIME_DIR": "", "TMPDIR": temporary.path])
+                let output = try await keyring.deviceid("id", environment: environment.merging(["TMPDIR": temporary.path]) { $1 })
                 #expect(output.status == 73 && output.errorText.contains("creation lock"), "\(name): \(output.errorText)")
             }
             try FileManager.default.removeItem(at: directory)
-            let fresh = try await keyring.deviceid("id", environment: ["XDG_RUNTIME_DIR": "", "TMPDIR": temporary.path])
+            let fresh = try await keyring.deviceid("id", environment: environment.merging(["TMPDIR": temporary.path]) { $1 })
             #expect(fresh.status == 0, "\(fresh.errorText)")
             var status = stat()
             #expect(lstat(directory.path, &status) == 0 && status.st_mode & 0o777 == 0o700)
@@ -148,7 +153,8 @@ struct CommandFailureTests {
     @Test("`--timeout` bounds the wait for the creation lock too: exit 75, in the command's words")
     func timeoutCoversLockWait() async throws {
         try await PrivateKeyring.with { keyring in
-            let locks = keyring.root.appendingPathComponent("run/swift-deviceid/locks")
+            // The bus's socket lives in a private directory: the lock files live beside it.
+            let locks = URL(fileURLWithPath: socketPath(keyring)).deletingLastPathComponent().appendingPathComponent("swift-deviceid/locks")
             try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: locks.deletingLastPathComponent().path)
             let file = locks.appendingPathComponent(CreationLock.fileName(
@@ -158,5 +164,10 @@ struct CommandFailureTests {
             #expect(output.status == 75 && output.errorText.contains("no answer within 1.0 seconds (`--timeout`)"), "\(output.errorText)")
             #expect(try await keyring.client().items(matching: ["service": "deviceid"]).isEmpty)
         }
+    }
+
+    /// The socket path in the private bus's `unix:path=…,guid=…` address.
+    private func socketPath(_ keyring: PrivateKeyring) -> String {
+        String(keyring.address.dropFirst("unix:path=".count).prefix { $0 != "," })
     }
 }
