@@ -150,6 +150,18 @@ struct CommandFailureTests {
         }
     }
 
+    @Test("Locked with no display for the unlock prompt: exit 75, and the message says so rather than \"dismissed\"")
+    func noDisplayForPrompt() async throws {
+        try await PrivateKeyring.with(displaylessPrompter: true) { keyring in
+            let id = try await keyring.deviceid("id")
+            try await keyring.lock()
+            let output = try await keyring.deviceid("id", "--timeout", "60")
+            #expect(output.status == 75 && output.errorText.contains("no display to show the keyring's unlock prompt on"), "\(output.errorText)")
+            try await keyring.unlock()
+            #expect(try await keyring.deviceid("id").text == id.text)
+        }
+    }
+
     @Test("`--timeout` bounds the wait for the creation lock too: exit 75, in the command's words")
     func timeoutCoversLockWait() async throws {
         try await PrivateKeyring.with { keyring in

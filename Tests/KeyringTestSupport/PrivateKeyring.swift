@@ -43,19 +43,24 @@ public final class PrivateKeyring: Sendable {
 
     /// Runs `body` with a fresh private keyring served by `provider`, and tears it down afterwards whatever happens.
     /// Waits while four others run (do not nest calls).
+    ///
+    /// With `displaylessPrompter`, the bus activates GNOME's real prompter (`gcr-prompter`) when gnome-keyring
+    /// asks for one, with no display to open: an unlock prompt then ends dismissed at once, as on a desktop
+    /// machine reached without a graphical session. Otherwise the bus activates nothing.
     public static func with<Result>(
-        _ start: Start = .unlocked, on provider: SecretServiceProvider = .gnomeKeyring, _ body: (PrivateKeyring) async throws -> Result
+        _ start: Start = .unlocked, on provider: SecretServiceProvider = .gnomeKeyring, displaylessPrompter: Bool = false,
+        _ body: (PrivateKeyring) async throws -> Result
     ) async throws -> Result {
-        try await running.withSlot { try await run(start, on: provider, body) }
+        try await running.withSlot { try await run(start, on: provider, displaylessPrompter: displaylessPrompter, body) }
     }
 
     private static func run<Result>(
-        _ start: Start, on provider: SecretServiceProvider, _ body: (PrivateKeyring) async throws -> Result
+        _ start: Start, on provider: SecretServiceProvider, displaylessPrompter: Bool, _ body: (PrivateKeyring) async throws -> Result
     ) async throws -> Result {
         var password: String?
         if case .restored(let backup) = start { password = backup.password }
         if case .keePassXC = provider { password = KeePassXC.password }
-        let keyring = try await PrivateKeyring(provider: provider, password: password)
+        let keyring = try await PrivateKeyring(provider: provider, password: password, displaylessPrompter: displaylessPrompter)
         do {
             switch start {
             case .unlocked: try await keyring.startDaemon(unlock: true)
@@ -74,19 +79,31 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    private init(provider: SecretServiceProvider, password: String?) async throws {
+    private init(provider: SecretServiceProvider, password: String?, displaylessPrompter: Bool) async throws {
         self.provider = provider
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         root = URL(fileURLWithPath: base).appendingPathComponent("kr-\(UUID().uuidString.prefix(8))")
-        for sub in ["home", "run", "bus", "tmp"] {
+        for sub in ["home", "run", "bus", "tmp", "services"] {
             try FileManager.default.createDirectory(
                 at: root.appendingPathComponent(sub), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         self.password = password ?? Self.randomPassword()
         let config = root.appendingPathComponent("bus.conf")
-        try Self.busConfig(listenIn: root.appendingPathComponent("bus").path).write(to: config, atomically: true, encoding: .utf8)
-        bus = try ChildProcess.prepare("dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
-                                       environment: ProcessInfo.processInfo.environment)
+        let services = root.appendingPathComponent("services")
+        if displaylessPrompter {
+            try "[D-BUS Service]\nName=org.gnome.keyring.SystemPrompter\nExec=/usr/libexec/gcr-prompter\n"
+                .write(to: services.appendingPathComponent("org.gnome.keyring.SystemPrompter.service"), atomically: true, encoding: .utf8)
+        }
+        try Self.busConfig(listenIn: root.appendingPathComponent("bus").path, services: services.path)
+            .write(to: config, atomically: true, encoding: .utf8)
+        // Nothing activated on this bus may reach the user's display.
+        let busEnvironment = ProcessInfo.processInfo.environment.filter { $0.key != "DISPLAY" && $0.key != "WAYLAND_DISPLAY" }
+        // The test runner's blocked signals are inherited; dbus-daemon must see SIGCHLD to learn that a service
+        // it activated exited (else the activation waits out its 25 s): unblock them before it starts.
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"
+        bus = try ChildProcess.prepare(
+            "/usr/bin/python3", ["-c", unblocked, "dbus-daemon", "--config-file=\(config.path)", "--nofork", "--print-address=1"],
+            environment: busEnvironment)
         let stdout = Pipe()
         bus.standardOutput = stdout
         bus.standardError = FileHandle.nullDevice
@@ -251,14 +268,15 @@ public final class PrivateKeyring: Sendable {
         return Data((0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
     }
 
-    /// A session-type bus listening in `directory`, with no service directories: nothing is ever activated.
-    private static func busConfig(listenIn directory: String) -> String {
+    /// A session-type bus listening in `directory`, activating only what the `services` directory names.
+    private static func busConfig(listenIn directory: String, services: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
           <type>session</type>
           <listen>unix:dir=\(directory)</listen>
+          <servicedir>\(services)</servicedir>
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow send_destination="*" eavesdrop="true"/>
