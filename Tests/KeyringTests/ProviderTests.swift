@@ -57,7 +57,8 @@ struct ProviderTests {
             let error = await keyringError {
                 try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: "new") }, label: "new")
             }
-            #expect(error == .promptDismissed || error == .timedOut(.seconds(2)), "got \(String(describing: error))")
+            // gnome-keyring finds no prompter on the bus and dismisses the prompt; the others show a dialog no one answers.
+            #expect(error == (provider == .gnomeKeyring ? .promptDismissed : .timedOut(.seconds(2))), "got \(String(describing: error))")
             #expect(try await creates.callCount() == 0)
             try await keyring.unlock()
             #expect(try await keyring.client().secret(matching: attributes)?.utf8String == "kept")

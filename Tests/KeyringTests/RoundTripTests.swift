@@ -82,7 +82,7 @@ struct RoundTripTests {
             try await client.store(KeyringSecret(utf8: "x"), label: "other", attributes: other)
             #expect(try await client.deleteAll(matching: ["service": service]) == 3)
             #expect(try await client.items(matching: ["service": service]).isEmpty)
-            #expect(try await client.secret(matching: other) != nil)
+            #expect(try await client.secret(matching: other)?.utf8String == "x")
             #expect(await keyringError { try await client.deleteAll(matching: [:]) } == .invalidAttributes("at least one attribute is needed"))
         }
     }
