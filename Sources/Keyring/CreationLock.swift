@@ -89,9 +89,9 @@ package final class CreationLock: Sendable {
     /// The lock directory, opened: each component below the base made if missing, then checked.
     private static func openDirectory(bus address: String) throws -> (descriptor: Int32, path: String) {
         let environment = ProcessInfo.processInfo.environment
-        let (base, components): (String, [String])
+        var (base, components, basePrivate): (String, [String], Bool) = ("", [], false)
         if let busDirectory = privateDirectory(ofSocketIn: address) {
-            (base, components) = (busDirectory, ["swift-deviceid", "locks"])
+            (base, components, basePrivate) = (busDirectory, ["swift-deviceid", "locks"], true)
         } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
             (base, components) = (runtime, ["swift-deviceid", "locks"])
         } else {
@@ -100,6 +100,11 @@ package final class CreationLock: Sendable {
         }
         var descriptor = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw lockError("cannot open \(base): \(String(cString: strerror(errno)))") }
+        // The bus's directory was looked at by name: check that what was opened is still that private directory.
+        if basePrivate, let problem = notPrivate(descriptor, base) {
+            close(descriptor)
+            throw lockError(problem)
+        }
         var path = base
         for component in components {
             path += "/" + component
@@ -116,15 +121,21 @@ package final class CreationLock: Sendable {
                     ? "\(path) is not a directory (a symbolic link or a file)"
                     : "cannot open \(path): \(String(cString: strerror(failure)))")
             }
-            var status = stat()
-            guard fstat(child, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 == 0 else {
+            if let problem = notPrivate(child, path) {
                 close(child)
-                throw lockError(
-                    "\(path) is not a private directory of this user (owner \(status.st_uid), mode \(String(status.st_mode & 0o777, radix: 8)))")
+                throw lockError(problem)
             }
             descriptor = child
         }
         return (descriptor, path)
+    }
+
+    /// Why the open directory `descriptor` (at `path`) is not a private directory of this user, or `nil` when it is.
+    private static func notPrivate(_ descriptor: Int32, _ path: String) -> String? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return "cannot inspect \(path): \(String(cString: strerror(errno)))" }
+        guard status.st_uid != getuid() || status.st_mode & 0o077 != 0 else { return nil }
+        return "\(path) is not a private directory of this user (owner \(status.st_uid), mode \(String(status.st_mode & 0o777, radix: 8)))"
     }
 
     /// The directory of the socket in the first `unix:path=` of `address`, when it is a directory of this
