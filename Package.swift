@@ -43,7 +43,10 @@ let package = Package(
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",
-            dependencies: ["DeviceId", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "DeviceId", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // Examples: each one a short, commented program (swift run NAME).

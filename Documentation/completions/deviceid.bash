@@ -163,7 +163,7 @@ _deviceid() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(-h --help)
+    local -a non_repeating_flags=(--version -h --help)
     local -a repeating_options=()
     local -a non_repeating_options=()
     __deviceid_offer_flags_options 0
@@ -186,7 +186,7 @@ _deviceid() {
 
 _deviceid_id() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
@@ -203,6 +203,7 @@ _deviceid_id() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     esac
@@ -210,7 +211,7 @@ _deviceid_id() {
 
 _deviceid_regenerate() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
@@ -227,6 +228,7 @@ _deviceid_regenerate() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     esac
@@ -234,7 +236,7 @@ _deviceid_regenerate() {
 
 _deviceid_uuid() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --json -h --help)
+    non_repeating_flags=(--non-interactive --json --raw --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout)
     __deviceid_offer_flags_options 0
@@ -252,7 +254,7 @@ _deviceid_uuid() {
 
 _deviceid_app-id() {
     repeating_flags=()
-    non_repeating_flags=(--uuid --json -h --help)
+    non_repeating_flags=(--uuid --json --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __deviceid_offer_flags_options 1
@@ -260,7 +262,7 @@ _deviceid_app-id() {
 
 _deviceid_public-key() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size --format)
     __deviceid_offer_flags_options 0
@@ -277,6 +279,7 @@ _deviceid_public-key() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     '--format')
@@ -288,7 +291,7 @@ _deviceid_public-key() {
 
 _deviceid_sign() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size --algorithm)
     __deviceid_offer_flags_options 0
@@ -305,9 +308,11 @@ _deviceid_sign() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     '--algorithm')
+        __deviceid_add_completions -W 'RS256'$'\n''PS256'
         return
         ;;
     esac
@@ -315,7 +320,7 @@ _deviceid_sign() {
 
 _deviceid_info() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
@@ -332,6 +337,7 @@ _deviceid_info() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     esac
@@ -339,7 +345,7 @@ _deviceid_info() {
 
 _deviceid_delete() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --json -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --all --force --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-size)
     __deviceid_offer_flags_options 0
@@ -356,13 +362,18 @@ _deviceid_delete() {
         return
         ;;
     '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     esac
 }
 
 _deviceid_help() {
-    :
+    repeating_flags=()
+    non_repeating_flags=(--version)
+    repeating_options=()
+    non_repeating_options=()
+    __deviceid_offer_flags_options -1
 }
 
 complete -o filenames -F _deviceid deviceid

@@ -41,6 +41,7 @@ _deviceid() {
 
     local -i ret=1
     local -ar arg_specs=(
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
         '(-): :->command'
         '(-)*:: :->arg'
@@ -51,12 +52,12 @@ _deviceid() {
         local -ar subcommands=(
             'id:Print the identity'\''s id, creating the identity on first use.'
             'regenerate:Replace the identity (and any legacy identifier) with a new one for good, and print its id.'
-            'uuid:Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring (`--json` shows the UUID too).'
+            'uuid:Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring, as Ping'\''s UUID identifier.'
             'app-id:Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
             'public-key:Print the identity'\''s public key (SPKI PEM, PKCS#1 DER as hex, or JWK).'
             'sign:Sign standard input with the device key; print the signature as base64url.'
             'info:Print the identity as one JSON object.'
-            'delete:Delete the identity (and any legacy identifier) for good.'
+            'delete:Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
@@ -75,15 +76,17 @@ _deviceid() {
 
 _deviceid_id() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -93,15 +96,17 @@ _deviceid_id() {
 
 _deviceid_regenerate() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -116,6 +121,8 @@ _deviceid_uuid() {
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--json[Print a JSON object instead of plain text.]'
+        '--raw[Print the UUID itself rather than its SHA-256.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -129,6 +136,7 @@ _deviceid_app-id() {
         ':application-id:'
         '--uuid[Print it in UUID form.]'
         '--json[Print a JSON object instead of plain text.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -138,18 +146,20 @@ _deviceid_app-id() {
 
 _deviceid_public-key() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
     local -ar ___format=('pem' 'der-hex' 'jwk')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
         '--format[pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.]:format:{__deviceid_complete "${___format[@]}"}'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -159,17 +169,20 @@ _deviceid_public-key() {
 
 _deviceid_sign() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___algorithm=('RS256' 'PS256')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
-        '--algorithm[RS256 or PS256.]:algorithm:'
+        '--algorithm[RS256 or PS256.]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -179,16 +192,18 @@ _deviceid_sign() {
 
 _deviceid_info() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Accepted for uniformity\: `info` always prints JSON.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -198,15 +213,19 @@ _deviceid_info() {
 
 _deviceid_delete() {
     local -i ret=1
+    local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
-        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
+        '--all[Also remove the group'\''s UUID identifier and encryption key (values other programs sealed with it become unreadable).]'
+        '--force[With --all\: remove without asking, for scripts.]'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -218,6 +237,7 @@ _deviceid_help() {
     local -i ret=1
     local -ar arg_specs=(
         '*:subcommands:'
+        '--version[Show the version.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
 

@@ -31,14 +31,15 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     ///   - keyring: the keyring client (bus, unlock policy, timeout).
     ///   - legacySources: where to look for an identifier kept before; by default the FRAuth items in the
     ///     same access group.
-    ///   - logger: where to log what happens (never key material).
+    ///   - logger: where to log what happens (never key material): generation, adoption, regeneration. `nil`, the
+    ///     default, logs nothing, as Ping's SDK; pass `Logger(label:)` to see them through your swift-log setup.
     /// - Throws: ``DeviceIdentifierError/invalidKeySize(_:)``, or
     ///   ``DeviceIdentifierError/encryptionInitializationFailed(_:)``.
     public init(
         configuration: DeviceIdentifierConfiguration = .default,
         keyring: KeyringClient = KeyringClient(),
         legacySources: [any LegacyIdentifierSource]? = nil,
-        logger: Logger = Logger(label: "swift-deviceid")
+        logger: Logger? = nil
     ) throws {
         let configuration = try configuration.validated()
         let encryptor: SecuredKeyEncryptor?
@@ -61,20 +62,20 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         configuration: DeviceIdentifierConfiguration = .default,
         storage: any CreatingStorage<StoredDeviceIdentity>,
         legacySources: [any LegacyIdentifierSource] = [],
-        logger: Logger = Logger(label: "swift-deviceid")
+        logger: Logger? = nil
     ) throws {
         self.init(validated: try configuration.validated(), storage: storage, encryptor: nil, legacySources: legacySources, logger: logger)
     }
 
     private init(
         validated configuration: DeviceIdentifierConfiguration, storage: any CreatingStorage<StoredDeviceIdentity>,
-        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], logger: Logger
+        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], logger: Logger?
     ) {
         self.configuration = configuration
         self.storage = storage
         self.encryptor = encryptor
         self.legacySources = legacySources
-        self.logger = logger
+        self.logger = logger ?? .silent
     }
 
     /// The identifier, created on first use. Cached in memory afterwards.
@@ -223,4 +224,9 @@ private struct LoadedIdentity: Sendable {
                                      publicKey: identity.publicKey, created: identity.created),
             signingKey: signingKey)
     }
+}
+
+extension Logger {
+    /// A logger that discards everything: the library's default, so it prints nothing in an app that did not ask.
+    fileprivate static let silent = Logger(label: "swift-deviceid", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DeviceId
 import FoundationEssentials
 import Keyring
+import SecureStorage
 
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the identity's id, creating the identity on first use.")
@@ -29,17 +30,22 @@ struct Regenerate: AsyncParsableCommand {
 struct UUIDCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uuid",
-        abstract: "Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring (`--json` shows the UUID too).",
-        discussion: "The id is a hash, as iOS apps derive theirs, so it has the same form as the key-pair id.")
+        abstract: "Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring, as Ping's UUID identifier.",
+        discussion: """
+            The id is the hash of the UUID's 16 bytes, as iOS apps derive theirs, so it has the form of the key-pair id \
+            and does not show the UUID itself; `--raw` prints the UUID.
+            """)
     @OptionGroup var keyringOptions: KeyringOptions
     @OptionGroup var output: OutputOptions
+    @Flag(help: "Print the UUID itself rather than its SHA-256.") var raw = false
 
     func run() async throws {
         let identifier = UUIDDeviceIdentifier(accessGroup: keyringOptions.resolvedAccessGroup, keyring: keyringOptions.keyring)
         let (id, uuid) = try await keyringOptions.run(account: UUIDDeviceIdentifier.defaultAccount) {
             (try await identifier.id, try await identifier.uuid())
         }
-        try Output.emit(id, json: output.json, ["id": .string(id), "uuid": .string(uuid.uuidString.lowercased())])
+        let uuidText = uuid.uuidString.lowercased()
+        try Output.emit(raw ? uuidText : id, json: output.json, ["id": .string(id), "uuid": .string(uuidText)])
     }
 }
 
@@ -98,15 +104,11 @@ struct Sign: AsyncParsableCommand {
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var creation: CreationOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "RS256 or PS256.") var algorithm: String = "RS256"
-
-    func validate() throws {
-        guard SignatureAlgorithm(rawValue: algorithm.uppercased()) != nil else { throw ValidationError("--algorithm must be RS256 or PS256") }
-    }
+    @Option(help: "RS256 or PS256.") var algorithm: SignatureAlgorithm = .rs256
 
     func run() async throws {
         let input = try Output.standardInput(limit: Output.signInputLimit)
-        let (algorithm, create) = (SignatureAlgorithm(rawValue: algorithm.uppercased())!, creation.create)
+        let (algorithm, create) = (algorithm, creation.create)
         let signature = try await identity.run { identifier in
             if !create { _ = try await identifier.existingIdentity() }
             return try await identifier.sign(input, algorithm: algorithm)
@@ -144,13 +146,54 @@ struct Info: AsyncParsableCommand {
 
 struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete the identity (and any legacy identifier) for good.",
-        discussion: "The access group's encryption key and UUID identifier are kept; other items in the group may need the key.")
+        abstract: "Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.",
+        discussion: """
+            Without --all, the group's encryption key and UUID identifier stay: other items in the group may need the key. \
+            With --all, the items to remove are listed on standard error first and the command asks before removing them \
+            (--force removes them without asking).
+            """)
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var output: OutputOptions
+    @Flag(help: "Also remove the group's UUID identifier and encryption key (values other programs sealed with it become unreadable).")
+    var all = false
+    @Flag(help: "With --all: remove without asking, for scripts.") var force = false
+
+    func validate() throws {
+        if force && !all { throw ValidationError("--force goes with --all") }
+    }
 
     func run() async throws {
-        try await identity.run { try await $0.delete() }
+        guard all else {
+            try await identity.run { try await $0.delete() }
+            if output.json { try Output.emit("", json: true, ["deleted": true]) }
+            return
+        }
+        let (keyring, group) = (identity.keyringOptions.keyring, identity.keyringOptions.resolvedAccessGroup)
+        let accounts = [identity.configuration.keychainAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
+        let items = try await identity.keyringOptions.run {
+            var found: [KeyringItem] = []
+            for account in accounts { found += try await keyring.items(matching: ["service": group, "account": account]) }
+            return found
+        }
+        guard !items.isEmpty else {
+            Output.error("deviceid: access group '\(group)' holds no items of swift-deviceid; nothing to remove")
+            if output.json { try Output.emit("", json: true, ["deleted": false]) }
+            return
+        }
+        Output.error("deviceid: will remove from access group '\(group)', for good:")
+        for item in items { Output.error("  \(item.label) (account \(item.attributes["account"] ?? "?"), \(item.collection))") }
+        if !force { try Output.confirm("Remove these \(items.count) items?") }
+        try await identity.run { identifier in
+            try await identifier.delete()
+            for account in [UUIDDeviceIdentifier.defaultAccount, KeyringKeyProvider.keyAccount] {
+                try await keyring.deleteAll(matching: ["service": group, "account": account])
+            }
+        }
         if output.json { try Output.emit("", json: true, ["deleted": true]) }
     }
+}
+
+extension SignatureAlgorithm: ExpressibleByArgument {
+    /// `RS256` or `PS256`, in any case.
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
 }

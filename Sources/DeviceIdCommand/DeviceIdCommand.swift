@@ -24,6 +24,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`. Logs go to standard error only when \
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
             """,
+        version: "0.1.0",
         subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Info.self, Delete.self],
         defaultSubcommand: Id.self
     )

@@ -2,6 +2,7 @@ import ArgumentParser
 import DeviceId
 import FoundationEssentials
 import Keyring
+import Logging
 import SecureStorage
 
 /// The options every keyring command takes.
@@ -60,7 +61,7 @@ struct IdentityOptions: ParsableArguments {
     @Option(help: "The keyring account of the identity. (default: swift-deviceid.device-identifier)")
     var account: String?
 
-    @Option(help: "RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)")
+    @Option(help: "RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)", completion: .list(["2048", "3072", "4096"]))
     var keySize: Int?
 
     @Flag(help: "4096-bit key, under its own account (the library's .highSecurity).")
@@ -92,7 +93,8 @@ struct IdentityOptions: ParsableArguments {
     func run<Value: Sendable>(_ body: @escaping @Sendable (DefaultDeviceIdentifier) async throws -> Value) async throws -> Value {
         let (configuration, keyring) = (configuration, keyringOptions.keyring)
         return try await keyringOptions.run(account: configuration.keychainAccount) {
-            try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring))
+            // The command's logger: what DEVICEID_LOG_LEVEL asks for (see `Output.logHandler`).
+            try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid")))
         }
     }
 }

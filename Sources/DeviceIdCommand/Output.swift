@@ -41,6 +41,18 @@ enum Output {
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
+    /// Asks `question` on the terminal and returns when the answer is yes; no terminal, or any other answer,
+    /// is a failure that removed nothing.
+    static func confirm(_ question: String) throws {
+        guard isatty(0) == 1 else {
+            throw CommandFailure(message: "standard input is not a terminal to ask on; pass `--force` to remove without asking", exitCode: 64)
+        }
+        error("\(question) [y/N]")
+        guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+            throw CommandFailure(message: "nothing was removed", exitCode: 1)
+        }
+    }
+
     /// The most `sign` reads from standard input: 16 MiB.
     static let signInputLimit = 16 << 20
 

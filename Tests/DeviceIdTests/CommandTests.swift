@@ -142,6 +142,27 @@ struct CommandTests {
         #expect(generated.stdout == (try Data(contentsOf: committed)))
     }
 
+    @Test("The man page names every command and long option, renders with no warning, and has the command's version")
+    func manPage() async throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: repository.appendingPathComponent("Documentation/deviceid.1"), encoding: .utf8)
+            .replacingOccurrences(of: "\\-", with: "-")
+        let environment = ProcessInfo.processInfo.environment
+        let version = try await ChildProcess.run(deviceidExecutable, ["--version"], environment: environment).text
+        #expect(page.contains("\"deviceid \(version.trimmingCharacters(in: .newlines))\""))
+        let changelog = try String(contentsOf: repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        #expect(changelog.contains("## \(version.trimmingCharacters(in: .newlines))"))
+        for command in ["id", "regenerate", "uuid", "app-id", "public-key", "sign", "info", "delete"] {
+            #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) "), "command \(command)")
+            let help = try await ChildProcess.run(deviceidExecutable, [command, "--help"], environment: environment).text
+            let options = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") }).filter { $0.hasPrefix("--") && $0.count > 2 })
+            for option in options { #expect(page.contains(option), "\(command) \(option)") }
+        }
+        let warnings = try await ChildProcess.run(
+            "groff", ["-t", "-man", "-ww", "-z", repository.appendingPathComponent("Documentation/deviceid.1").path], environment: environment)
+        #expect(warnings.status == 0 && warnings.errorText.isEmpty, "\(warnings.errorText)")
+    }
+
     @Test("Sixteen non-interactive processes at once on an empty keyring: one identity, one key generation, every process prints it",
           arguments: SecretServiceProvider.all)
     func concurrentProcesses(provider: SecretServiceProvider) async throws {
