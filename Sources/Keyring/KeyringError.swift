@@ -37,13 +37,15 @@ extension KeyringError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .noSessionBus(let detail):
-            "no D-Bus session bus (\(detail)); run inside a desktop session, or start one with `dbus-run-session -- COMMAND`"
+            "no D-Bus session bus (\(detail)); run inside a desktop session, or without one start a session bus and a "
+                + "keyring around the program (swift-deviceid's `scripts/with-private-keyring COMMAND` starts throwaway ones)"
         case .serviceUnavailable(let detail):
             "no Secret Service on the session bus (\(detail)); start a provider such as GNOME Keyring "
                 + "(`gnome-keyring-daemon --start --components=secrets`), KWallet or KeePassXC with Secret Service integration"
         case .noDefaultCollection(let alias):
-            "the Secret Service has no '\(alias)' keyring yet; create one (Seahorse: New ▸ Password Keyring, set as default) "
-                + "or let `gnome-keyring-daemon --unlock` create the login keyring"
+            "the Secret Service has no '\(alias)' keyring yet; create one (Seahorse: New ▸ Password Keyring, set as default), "
+                + "let `gnome-keyring-daemon --unlock` create the login keyring, or run the program under swift-deviceid's "
+                + "`scripts/with-private-keyring`"
         case .locked(let collection):
             "the keyring\(collection.map { " '\($0)'" } ?? "") is locked; unlock it (log in again, or open Seahorse) "
                 + "or allow interactive unlocking so the Secret Service can prompt"

@@ -121,6 +121,38 @@ struct CommandFailureTests {
         }
     }
 
+    @Test("`delete --all` lists what it removes and asks; without a terminal it needs `--force`, which removes every item of the group",
+          arguments: SecretServiceProvider.all)
+    func deleteAll(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            #expect(try await keyring.deviceid("id").status == 0)
+            #expect(try await keyring.deviceid("uuid").status == 0)
+            try await keyring.client().store(KeyringSecret(utf8: "other"), label: "other", attributes: ["service": "deviceid", "account": "notes"])
+            let group: KeyringAttributes = ["service": "deviceid"]
+            #expect(try await keyring.client().items(matching: group).count == 4)   // identity, key, UUID, and another app's item
+
+            #expect(try await keyring.deviceid("delete", "--force").status == 64)
+            let unasked = try await keyring.deviceid("delete", "--all")
+            #expect(unasked.status == 64 && unasked.errorText.contains("pass `--force`"), "\(unasked.errorText)")
+            #expect(unasked.errorText.contains("Encryption key (deviceid)") && unasked.errorText.contains("Device UUID (deviceid)"))
+            #expect(try await keyring.client().items(matching: group).count == 4)
+
+            let forced = try await keyring.deviceid("delete", "--all", "--force")
+            #expect(forced.status == 0, "\(forced.errorText)")
+            #expect(try await keyring.client().items(matching: group).map(\.label) == ["other"])
+        }
+    }
+
+    @Test("`uuid --raw` prints the UUID whose SHA-256 `uuid` prints")
+    func uuidRaw() async throws {
+        try await PrivateKeyring.with { keyring in
+            let id = try await keyring.deviceid("uuid").text.trimmingCharacters(in: .newlines)
+            let raw = try await keyring.deviceid("uuid", "--raw").text.trimmingCharacters(in: .newlines)
+            let uuid = try #require(UUID(uuidString: raw))
+            #expect(raw == raw.lowercased() && UUIDDeviceIdentifier.identifier(of: uuid) == id)
+        }
+    }
+
     @Test("`sign` reads standard input safely: a closed one is exit 74, more than 16 MiB exit 64, neither signs")
     func signInput() async throws {
         try await PrivateKeyring.with { keyring in

@@ -102,7 +102,7 @@ struct FailureTests {
         let error = await keyringError { try await client.secret(matching: uniqueAttributes()) }
         guard case .noSessionBus(let detail) = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(detail.contains("/nonexistent/"))
-        #expect(error?.description.contains("dbus-run-session") == true)
+        #expect(error?.description.contains("scripts/with-private-keyring") == true)
     }
 }
 
