@@ -28,14 +28,17 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
+        .target(name: "OpenSSLSupport", dependencies: ["COpenSSL"]),
+
         // Layer 1: the Secret Service, told truthfully.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "COpenSSL"]),
+        .target(name: "Keyring", dependencies: ["CLibSecret"]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "COpenSSL"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "OpenSSLSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",
-            dependencies: ["SecureStorage", "Keyring", "COpenSSL", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
@@ -72,13 +75,13 @@ let package = Package(
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
         .testTarget(
             name: "SecureStorageTests",
-            dependencies: ["SecureStorage", "Keyring", "KeyringTestSupport"],
+            dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "SecureStorage", "Keyring", "KeyringTestSupport",
+                "DeviceId", "DeviceIdUserDefaults", "SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

@@ -20,10 +20,10 @@ do {
     //    in this run or the next, reads the same one back.
     let identity = try await identifier.identity()
     print("Device ID: \(identity.id)")
-    switch identity.source {
-    case .generated: print("Created just now: a new key pair in your keyring.")
-    case .legacy: print("Adopted from an earlier FRAuth identifier.")
-    case .keyring: print("Read back from your keyring: the same id every time.")
+    switch (identity.isNew, identity.origin) {
+    case (true, .generated): print("Created just now: a new key pair in your keyring.")
+    case (true, .legacy): print("Adopted from an earlier FRAuth identifier.")
+    case (false, _): print("Read back from your keyring: the same id every time.")
     }
 } catch let error as DeviceIdentifierError {
     // 4. Failures are typed, and say what to do (unlock the keyring, start a Secret Service…).

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Keyring
+import OpenSSLSupport
 
 /// The Linux identifierForVendor: systemd's app-specific machine ID (`sd_id128_get_machine_app_specific`),
 /// equal to `systemd-id128 machine-id --app-specific=APPID`. Stable for the machine and the application,

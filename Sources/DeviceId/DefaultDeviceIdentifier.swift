@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Keyring
 import Logging
+import OpenSSLSupport
 import SecureStorage
 
 /// The device identity: an RSA key pair kept in the user's keyring, whose id is the lowercase hex SHA-256 of
@@ -146,7 +147,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     public func sign(_ data: Data, algorithm: SignatureAlgorithm = .rs256) async throws -> Data {
         guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         do {
-            return try await WorkerThreads.run { try key.signer().sign(data, algorithm: algorithm) }
+            return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm) }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -181,7 +182,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         defer { stored.wipePrivateKey() }
         let valid = try stored.validated()
         let identity = DeviceIdentity(
-            id: valid.id, origin: valid.origin, source: created ? (valid.origin == .legacy ? .legacy : .generated) : .keyring,
+            id: valid.id, origin: valid.origin, isNew: created,
             publicKey: try valid.publicKey.map { try DevicePublicKey(pkcs1DER: $0) }, created: valid.created)
         return LoadedIdentity(identity: identity, signingKey: stored.privateKey.map { SigningKey(privateKeyPKCS1: $0) })
     }
@@ -201,10 +202,14 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private static func generate(keySize: Int, logger: Logger) async throws -> StoredDeviceIdentity {
         let started = ContinuousClock.now
         let stored = try await WorkerThreads.run {
-            let key = try RSAKey.generate(bits: keySize)
-            let publicKey = try key.publicKeyPKCS1()
-            return StoredDeviceIdentity(
-                id: Digest.sha256(publicKey).hexString, origin: .generated, publicKey: publicKey, privateKey: try key.privateKeyPKCS1())
+            do {
+                let key = try RSAKey.generate(bits: keySize)
+                let publicKey = try key.publicKeyPKCS1()
+                return StoredDeviceIdentity(
+                    id: Digest.sha256(publicKey).hexString, origin: .generated, publicKey: publicKey, privateKey: try key.privateKeyPKCS1())
+            } catch let failure as OpenSSLFailure {
+                throw DeviceIdentifierError.keyGenerationFailed(failure.description)
+            }
         }
         logger.notice("generated a new device identity",
                       metadata: ["keySize": "\(keySize)", "elapsed": "\(ContinuousClock.now - started)"])
@@ -217,10 +222,10 @@ private struct LoadedIdentity: Sendable {
     let identity: DeviceIdentity
     let signingKey: SigningKey?
 
-    /// The same identity as later calls see it: read from the keyring.
+    /// The same identity as later calls see it: read from the keyring, not new.
     var fromKeyring: LoadedIdentity {
         LoadedIdentity(
-            identity: DeviceIdentity(id: identity.id, origin: identity.origin, source: .keyring,
+            identity: DeviceIdentity(id: identity.id, origin: identity.origin, isNew: false,
                                      publicKey: identity.publicKey, created: identity.created),
             signingKey: signingKey)
     }

@@ -6,11 +6,15 @@ import SecureStorage
 public enum DeviceIdentifierError: Error, Sendable, Hashable {
     /// The encryptor could not be set up (the detail says why).
     case encryptionInitializationFailed(String)
-    /// OpenSSL could not generate, parse or use the RSA key (the detail is its reason).
+    /// OpenSSL could not generate a key pair (the detail is its reason); nothing was written.
     case keyGenerationFailed(String)
+    /// The bytes given as a public key are not exactly one PKCS#1 RSA public key (the detail says why).
+    case invalidPublicKey(String)
+    /// OpenSSL could not sign with the device key (the detail is its reason).
+    case signingFailed(String)
     /// The identity has no public key to export (a legacy identifier adopted without one).
     case publicKeyExtractionFailed
-    /// A key could not be encoded for export.
+    /// OpenSSL could not encode the public key for export (SPKI, JWK numbers).
     case externalRepresentationFailed(String)
     /// There is no identity to act on, and the call does not create one.
     case keychainItemNotFound
@@ -67,12 +71,16 @@ extension DeviceIdentifierError: CustomStringConvertible {
         case .encryptionInitializationFailed(let detail):
             "the encryptor could not be set up (\(detail)); check the access group, or turn encryption off"
         case .keyGenerationFailed(let detail):
-            "RSA key operation failed (\(detail))"
+            "OpenSSL could not generate the RSA key pair (\(detail)); nothing was written"
+        case .invalidPublicKey(let detail):
+            "not a PKCS#1 RSA public key (\(detail))"
+        case .signingFailed(let detail):
+            "OpenSSL could not sign with the device key (\(detail))"
         case .publicKeyExtractionFailed:
             "this identity has no public key: it was adopted from a legacy identifier without one "
                 + "(`deviceid regenerate` would make a key pair, replacing the identity and its id for good)"
         case .externalRepresentationFailed(let detail):
-            "the key could not be exported (\(detail))"
+            "OpenSSL could not encode the public key (\(detail))"
         case .keychainItemNotFound:
             "there is no device identity in this access group and account yet; ask for the id to create one"
         case .keychainUnexpectedData(let detail):

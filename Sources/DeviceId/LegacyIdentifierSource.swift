@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Keyring
+import OpenSSLSupport
 
 /// An identifier an app kept before, to adopt instead of generating a new one.
 public struct LegacyIdentity: Sendable, Hashable {
@@ -68,7 +69,12 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
             }
             return LegacyIdentity(id: id, publicKey: publicKey)
         }
-        return publicKey.map { LegacyIdentity(id: Digest.sha1($0).hexString, publicKey: $0) }
+        guard let publicKey else { return nil }
+        do {
+            return LegacyIdentity(id: try Digest.sha1(publicKey).hexString, publicKey: publicKey)
+        } catch {
+            throw DeviceIdentifierError.cryptoFailure(error.description)
+        }
     }
 
     /// Deletes both FRAuth items.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Keyring
+import OpenSSLSupport
 import SecureStorage
 
 /// A random UUID kept in the keyring; the id is the lowercase hex SHA-256 of its 16 raw bytes.

@@ -77,12 +77,13 @@ struct CommandFailure: Error {
         switch error {
         case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring)
         case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: 65
-        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch: 64
+        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey: 64
         case .keychainItemNotFound: 66
         case .machineIdUnavailable: 69
         case .legacyIdentifierUnreadable: 74
         case .cancelled: 75
-        case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .cryptoFailure, .unexpected: 70
+        case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,
+             .unexpected: 70
         }
     }
 

@@ -133,7 +133,7 @@ struct Info: AsyncParsableCommand {
         var fields: [String: Output.Value] = [
             "id": .string(identity.id), "accessGroup": .string(configuration.accessGroup),
             "account": .string(configuration.keychainAccount), "encrypted": .bool(configuration.useEncryption),
-            "source": .string(identity.source.rawValue), "origin": .string(identity.origin.rawValue),
+            "source": .string(identity.isNew ? identity.origin.rawValue : "keyring"), "origin": .string(identity.origin.rawValue),
             "created": .string(identity.created.formatted(.iso8601)),
         ]
         if let key = identity.publicKey {

@@ -1,8 +1,8 @@
-import COpenSSL
+import Glibc
 
 /// Secret bytes read from or written to the keyring, wiped from memory when released.
 ///
-/// The bytes live in one private buffer that is overwritten with `OPENSSL_cleanse` when the last
+/// The bytes live in one private buffer that is overwritten with `explicit_bzero` when the last
 /// reference goes away. Reach them with ``withUnsafeBytes(_:)``; every copy you make is yours to wipe.
 public final class KeyringSecret: @unchecked Sendable {
     // Immutable after init, so sharing across threads is safe.
@@ -34,7 +34,7 @@ public final class KeyringSecret: @unchecked Sendable {
     }
 
     deinit {
-        OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+        explicit_bzero(buffer.baseAddress!, buffer.count)   // allocated with at least one byte
         buffer.deallocate()
     }
 
@@ -54,7 +54,10 @@ extension KeyringSecret: Equatable {
     public static func == (lhs: KeyringSecret, rhs: KeyringSecret) -> Bool {
         guard lhs.count == rhs.count else { return false }
         return lhs.withUnsafeBytes { a in
-            rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+            rhs.withUnsafeBytes { b in
+                // Every byte is looked at, whatever differs: no early exit tells where.
+                zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
-import COpenSSL
 import Keyring
+import OpenSSLSupport
 import Synchronization
 
 /// A key derived from a passphrase with scrypt (OpenSSL `EVP_PBE_scrypt`). The KDF, its costs and a random
@@ -100,12 +100,16 @@ public final class PassphraseKeyProvider: KeyProvider {
 
     private static func scrypt(_ passphrase: KeyringSecret, salt: [UInt8], cost: Cost) throws -> KeyringSecret {
         var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
-        defer { OPENSSL_cleanse(&key, key.count) }
-        let status = passphrase.withUnsafeBytes { bytes in
-            EVP_PBE_scrypt(bytes.bindMemory(to: CChar.self).baseAddress, bytes.count, salt, salt.count,
-                           UInt64(1) << cost.log2N, UInt64(cost.r), UInt64(cost.p), cost.memoryBytes, &key, key.count)
+        defer { cleanse(&key) }
+        do {
+            try passphrase.withUnsafeBytes { passphrase in
+                try key.withUnsafeMutableBytes { key in
+                    try Scrypt.derive(passphrase, salt: salt, log2N: cost.log2N, r: cost.r, p: cost.p, maximumMemory: cost.memoryBytes, into: key)
+                }
+            }
+        } catch let failure as OpenSSLFailure {
+            throw SecureStorageError.cryptoFailure(failure.description)
         }
-        guard status == 1 else { throw OpenSSLError.current("EVP_PBE_scrypt") }
         return KeyringSecret(key)
     }
 }

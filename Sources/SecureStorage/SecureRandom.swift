@@ -1,31 +1,21 @@
-import COpenSSL
 import Keyring
+import OpenSSLSupport
 
-/// Random bytes from OpenSSL's CSPRNG.
+/// Random bytes and keys from OpenSSL's CSPRNG, with this module's errors.
 enum SecureRandom {
     /// `count` random bytes.
     static func bytes(_ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        guard RAND_bytes(&bytes, Int32(count)) == 1 else { throw OpenSSLError.current("RAND_bytes") }
-        return bytes
+        do {
+            return try OpenSSLSupport.SecureRandom.bytes(count)
+        } catch {
+            throw SecureStorageError.cryptoFailure(String(describing: error))
+        }
     }
 
     /// A fresh 256-bit key, in memory that is wiped on release.
     static func key() throws -> KeyringSecret {
-        var bytes = try self.bytes(32)
-        defer { OPENSSL_cleanse(&bytes, bytes.count) }
+        var bytes = try self.bytes(AES256GCM.keySize)
+        defer { cleanse(&bytes) }
         return KeyringSecret(bytes)
-    }
-}
-
-/// Turns OpenSSL's error queue into a ``SecureStorageError``.
-enum OpenSSLError {
-    /// The error for a failed `function`, with OpenSSL's latest reason; clears the queue.
-    static func current(_ function: String) -> SecureStorageError {
-        let code = ERR_get_error()
-        ERR_clear_error()
-        guard code != 0 else { return .cryptoFailure(function) }
-        let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)"
-        return .cryptoFailure("\(function): \(reason)")
     }
 }

@@ -27,12 +27,12 @@ struct LegacyAndComposedTests {
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: client, logger: counter.logger)
             let adopted = try await identifier.identity()
             #expect(adopted.id == vectors.legacy_frauth_id_sha1_hex)
-            #expect(adopted.origin == .legacy && adopted.source == .legacy)
+            #expect(adopted.origin == .legacy && adopted.isNew)
             #expect(try await identifier.publicKey().identifier == vectors.device_id_sha256_hex)
             #expect(counter.value == 0)
             // Stored in the new format: a new instance reads it from there.
             let reread = try await DefaultDeviceIdentifier(configuration: configuration(group), keyring: client).identity()
-            #expect(reread.id == adopted.id && reread.source == .keyring && reread.origin == .legacy)
+            #expect(reread.id == adopted.id && !reread.isNew && reread.origin == .legacy)
             // No private key came with it.
             #expect(await thrownError { try await identifier.sign(Data("x".utf8)) } as? DeviceIdentifierError == .privateKeyUnavailable)
 

@@ -1,29 +1,4 @@
-import COpenSSL
 import FoundationEssentials
-
-/// Hashes, HMAC and the text encodings identifiers use.
-enum Digest {
-    /// SHA-256 of `data`.
-    static func sha256(_ data: some ContiguousBytes) -> [UInt8] { digest(data, EVP_sha256()) }
-
-    /// SHA-1 of `data` (legacy FRAuth identifiers only).
-    static func sha1(_ data: some ContiguousBytes) -> [UInt8] { digest(data, EVP_sha1()) }
-
-    /// HMAC-SHA256 of `data` keyed with `key`.
-    static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = HMAC(EVP_sha256(), key, Int32(key.count), data, data.count, &output, &length)
-        return Array(output.prefix(Int(length)))
-    }
-
-    private static func digest(_ data: some ContiguousBytes, _ type: OpaquePointer?) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        data.withUnsafeBytes { bytes in _ = EVP_Digest(bytes.baseAddress, bytes.count, &output, &length, type, nil) }
-        return Array(output.prefix(Int(length)))
-    }
-}
 
 extension Sequence<UInt8> {
     /// Lowercase hexadecimal.
@@ -37,10 +12,10 @@ extension Sequence<UInt8> {
 
 extension Data {
     /// Lowercase hexadecimal, as identifiers are written.
-    public var hexEncoded: String { hexString }
+    package var hexEncoded: String { hexString }
 
     /// Base64url without padding (RFC 7515), as JOSE signatures and thumbprints are written.
-    public var base64URLEncoded: String {
+    package var base64URLEncoded: String {
         String(base64EncodedString().compactMap { character -> Character? in
             switch character {
             case "+": "-"
