@@ -6,7 +6,7 @@ import CLibSecret
 struct GLibFailure: Error {
     let domain: GQuark
     let code: Int32
-    /// The D-Bus error name when the error came from the other side, e.g. `org.freedesktop.Secret.Error.IsLocked`.
+    /// The D-Bus error name when the error came from the other side, e.g. the specification's `Error.IsLocked`.
     let remoteName: String?
     let message: String
     /// Set when the failure happened while connecting to the bus at this address.
@@ -32,12 +32,12 @@ struct GLibFailure: Error {
     private func isSecret(_ code: SecretError) -> Bool { domain == secret_error_get_quark() && self.code == code.rawValue }
 
     var isCancelled: Bool { isIO(G_IO_ERROR_CANCELLED) }
-    var isLocked: Bool { isSecret(SECRET_ERROR_IS_LOCKED) || remoteName == "org.freedesktop.Secret.Error.IsLocked" }
+    var isLocked: Bool { isSecret(SECRET_ERROR_IS_LOCKED) || remoteName == SecretServiceNames.Error.isLocked }
     var isNoSuchObject: Bool {
         // KeePassXC answers for an item deleted a moment ago with UnknownInterface: the path is still registered.
         isSecret(SECRET_ERROR_NO_SUCH_OBJECT) || isDBus(G_DBUS_ERROR_UNKNOWN_OBJECT) || isDBus(G_DBUS_ERROR_UNKNOWN_METHOD)
             || isDBus(G_DBUS_ERROR_UNKNOWN_INTERFACE)
-            || remoteName == "org.freedesktop.Secret.Error.NoSuchObject"
+            || remoteName == SecretServiceNames.Error.noSuchObject
     }
 
     /// The provider we opened a session with is gone (exited, restarted, or the bus dropped us):
@@ -45,7 +45,7 @@ struct GLibFailure: Error {
     var meansServiceWentAway: Bool {
         isDBus(G_DBUS_ERROR_SERVICE_UNKNOWN) || isDBus(G_DBUS_ERROR_NAME_HAS_NO_OWNER) || isDBus(G_DBUS_ERROR_NO_REPLY)
             || isDBus(G_DBUS_ERROR_DISCONNECTED) || isIO(G_IO_ERROR_CLOSED) || isIO(G_IO_ERROR_CONNECTION_CLOSED)
-            || isIO(G_IO_ERROR_BROKEN_PIPE) || remoteName == "org.freedesktop.Secret.Error.NoSession"
+            || isIO(G_IO_ERROR_BROKEN_PIPE) || remoteName == SecretServiceNames.Error.noSession
     }
 
     /// The Swift error for this failure in the call it happened in.

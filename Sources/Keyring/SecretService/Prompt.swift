@@ -1,6 +1,6 @@
 import CLibSecret
 
-/// Runs a Secret Service prompt (`org.freedesktop.Secret.Prompt`) to its end on our own connection: calls
+/// Runs a Secret Service prompt (the Prompt interface) to its end on our own connection: calls
 /// `Prompt`, then waits for its `Completed` signal, the provider leaving the bus, or the call's deadline or
 /// cancellation — whichever comes first. A prompt given up on is dismissed, so it changes nothing later.
 ///
@@ -20,7 +20,7 @@ extension OpenService {
         defer { outcome.release() }
         // Signals are delivered to the context current when subscribing: ours, iterated below.
         let completed = g_dbus_connection_signal_subscribe(
-            connection, owner, "org.freedesktop.Secret.Prompt", "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            connection, owner, SecretServiceNames.Interface.prompt, "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, parameters, box in
                 guard let parameters, let box else { return }
                 Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().complete(with: parameters)
@@ -31,7 +31,7 @@ extension OpenService {
             while g_main_context_iteration(context, 0) != 0 {}
         }
         let vanished = g_dbus_connection_signal_subscribe(
-            connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus", owner,
+            connection, SecretServiceNames.Bus.name, SecretServiceNames.Bus.interface, "NameOwnerChanged", SecretServiceNames.Bus.path, owner,
             G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, _, box in
                 guard let box else { return }
@@ -50,7 +50,7 @@ extension OpenService {
         var arguments: [OpaquePointer?] = [g_variant_new_string("")]
         do {
             g_variant_unref(try callMethod(
-                "Prompt", on: path, interface: "org.freedesktop.Secret.Prompt", g_variant_new_tuple(&arguments, 1), returning: "()", call))
+                "Prompt", on: path, interface: SecretServiceNames.Interface.prompt, g_variant_new_tuple(&arguments, 1), returning: "()", call))
         } catch {
             dismissPrompt(at: path)
             throw error
@@ -81,7 +81,7 @@ extension OpenService {
     /// Dismisses the prompt at `path` without waiting for the answer (the provider may be the reason we gave up).
     func dismissPrompt(at path: String) {
         g_dbus_connection_call(
-            connection, owner, path, "org.freedesktop.Secret.Prompt", "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+            connection, owner, path, SecretServiceNames.Interface.prompt, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
             -1, nil, nil, nil)
     }
 }

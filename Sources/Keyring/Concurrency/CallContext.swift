@@ -1,0 +1,66 @@
+import CLibSecret
+import Dispatch
+import Synchronization
+
+/// One keyring call in flight: its deadline, and the `GCancellable` every blocking call receives,
+/// cancelled by cancellation of the task that awaits it or, once armed, by the deadline.
+///
+/// Direct D-Bus calls carry the time left as their own timeout; only steps that take nothing but a
+/// cancellable (libsecret's calls, the lock file, a prompt's wait) arm a timer — from then on the deadline
+/// cancels the rest of the call too — so the common read schedules none.
+final class CallContext: @unchecked Sendable {
+    // GCancellable is thread-safe; the pointer never changes.
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    let timeout: Duration
+    private let deadline: DispatchTime
+    private let expired = Atomic<Bool>(false)
+    private let timer = Mutex<DispatchWorkItem?>(nil)
+    private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
+
+    /// A call bounded by `timeout`, of which `spent` already went (errors report the whole `timeout`).
+    init(timeout: Duration, spent: Duration = .zero) {
+        self.timeout = timeout
+        deadline = .now() + max(timeout - spent, .zero).dispatchInterval
+        cancellable = g_cancellable_new()
+    }
+
+    deinit {
+        timer.withLock { $0?.cancel() }
+        g_object_unref(cancellable)
+    }
+
+    /// Makes the deadline cancel the call: for steps whose only bound is the cancellable. Idempotent.
+    func armDeadline() {
+        timer.withLock { armed in
+            guard armed == nil else { return }
+            let expiry = DispatchWorkItem { [weak self] in self?.expire() }
+            Self.timers.asyncAfter(deadline: deadline, execute: expiry)
+            armed = expiry
+        }
+    }
+
+    /// The time left, in milliseconds, for a D-Bus call's own timeout (at least 1).
+    var remainingMilliseconds: Int32 {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let left = deadline.uptimeNanoseconds > now ? (deadline.uptimeNanoseconds - now) / 1_000_000 : 0
+        return Int32(clamping: max(left, 1))
+    }
+
+    /// Whether the timeout, rather than the caller, cancelled the call.
+    var hasExpired: Bool { expired.load(ordering: .acquiring) }
+
+    func expire() {
+        expired.store(true, ordering: .releasing)
+        g_cancellable_cancel(cancellable)
+    }
+
+    func cancel() { g_cancellable_cancel(cancellable) }
+
+    /// Throws ``KeyringError/timedOut(_:)`` or ``KeyringError/cancelled`` once the call has been cancelled.
+    func checkCancellation() throws {
+        if g_cancellable_is_cancelled(cancellable) != 0 { throw cancellationError }
+    }
+
+    /// What a cancelled call reports: a timeout when the deadline cancelled it.
+    var cancellationError: KeyringError { hasExpired ? .timedOut(timeout) : .cancelled }
+}

@@ -1,0 +1,81 @@
+import CLibSecret
+import FoundationEssentials
+
+/// Collection interface calls on an open service. Blocking: run them on a worker thread only.
+extension OpenService {
+    /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
+    /// One D-Bus round trip; answers at once on a locked collection (with nothing, on some providers).
+    func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: CallContext) throws -> [String] {
+        let reply = try send(.searchItems(attributes, inCollection: collectionPath), call)
+        defer { g_variant_unref(reply) }
+        return GLibValues.objectPaths(in: reply, at: 0)
+    }
+
+    /// Whether the collection at `path` (or alias path) is locked: its `Locked` property.
+    func isLocked(collection path: String, _ call: CallContext) throws -> Bool {
+        let reply = try send(.collectionLocked(path), call)
+        defer { g_variant_unref(reply) }
+        return try Self.lockState(in: reply)
+    }
+
+    /// Adds an item to the collection at `collectionPath` (never replacing one: some providers ask the user
+    /// before they replace an item another program wrote). Returns the new item's path.
+    ///
+    /// Some providers answer with a prompt even for an unlocked collection (KeePassXC always does). Such a
+    /// prompt is completed within the call's time: it needs no user. When the collection is locked, the prompt
+    /// would ask for its password: `mayUnlock` decides between showing it and ``KeyringError/locked(collection:)``,
+    /// with the prompt dismissed unseen. A prompt still open at the deadline is dismissed, so nothing is written later.
+    func createItem(
+        in collectionPath: String, label: String, attributes: KeyringAttributes,
+        secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: CallContext
+    ) throws -> String {
+        // Encoded first: nothing floating is left behind if encoding fails.
+        let encoded = try encode(secret, contentType: contentType, call)
+        let propertyType = g_variant_type_new("{sv}")
+        defer { g_variant_type_free(propertyType) }
+        let attributesValue = GLibValues.attributesVariant(attributes)
+        defer { g_variant_unref(attributesValue) }
+        var properties: [OpaquePointer?] = [
+            GLibValues.propertyEntry(SecretServiceNames.ItemProperty.label, g_variant_new_string(label)),
+            GLibValues.propertyEntry(SecretServiceNames.ItemProperty.attributes, attributesValue),
+        ]
+        var arguments: [OpaquePointer?] = [
+            g_variant_new_array(propertyType, &properties, gsize(properties.count)), encoded, g_variant_new_boolean(0),
+        ]
+        let reply = try callMethod(
+            "CreateItem", on: collectionPath, interface: SecretServiceNames.Interface.collection,
+            g_variant_new_tuple(&arguments, 3), returning: "(oo)", call)
+        defer { g_variant_unref(reply) }
+        let paths = GLibValues.objectPaths(inTuple: reply)
+        if paths[0] != SecretServiceNames.noObject { return paths[0] }
+        do {
+            if !mayUnlock, try isLocked(collection: collectionPath, call) {
+                throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
+            }
+        } catch {
+            // The prompt is never shown, and nothing is written later.
+            dismissPrompt(at: paths[1])
+            throw error
+        }
+        guard let completed = try runPrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
+        defer { g_variant_unref(completed) }
+        return String(cString: g_variant_get_string(completed, nil))
+    }
+}
+
+extension MethodCall {
+    /// `Collection.SearchItems`: the items in the collection at `path` whose attributes include `attributes`.
+    static func searchItems(_ attributes: KeyringAttributes, inCollection path: String) -> MethodCall {
+        let attributesValue = GLibValues.attributesVariant(attributes)
+        defer { g_variant_unref(attributesValue) }
+        var arguments: [OpaquePointer?] = [attributesValue]
+        return MethodCall(
+            method: "SearchItems", path: path, interface: SecretServiceNames.Interface.collection,
+            parameters: g_variant_new_tuple(&arguments, 1), replyType: "(ao)")
+    }
+
+    /// The `Locked` property of the collection at `path`.
+    static func collectionLocked(_ path: String) -> MethodCall {
+        property("Locked", of: path, interface: SecretServiceNames.Interface.collection)
+    }
+}

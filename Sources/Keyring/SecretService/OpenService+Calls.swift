@@ -1,0 +1,58 @@
+import CLibSecret
+import FoundationEssentials
+
+/// The one way calls reach the daemon: a direct GDBus call on our connection to the daemon's unique name,
+/// bounded by the call's deadline and cancellable, its reply type checked; and the property replies they share.
+extension OpenService {
+    /// Sends `method` and waits for its reply (see ``callMethod(_:on:interface:_:returning:_:)``).
+    func send(_ method: MethodCall, _ call: CallContext) throws -> OpaquePointer {
+        try callMethod(method.method, on: method.path, interface: method.interface, method.parameters, returning: method.replyType, call)
+    }
+
+    /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
+    /// has left and its cancellable, and checks the reply's type.
+    func callMethod(
+        _ method: String, on path: String, interface: String,
+        _ parameters: OpaquePointer?, returning replyType: String, _ call: CallContext
+    ) throws -> OpaquePointer {
+        let reply = try gCall {
+            g_dbus_connection_call_sync(
+                connection, owner, path, interface, method, parameters, nil,
+                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable, $0)
+        }
+        guard let reply, String(cString: g_variant_get_type_string(reply)) == replyType else {
+            reply.map { g_variant_unref($0) }
+            throw KeyringError.invalidItemData("\(interface).\(method) answered with an unexpected type")
+        }
+        return reply
+    }
+
+    /// The `b` in a `Properties.Get` reply for `Locked`.
+    static func lockState(in reply: OpaquePointer) throws -> Bool {
+        let value = try unboxed(reply, "b")
+        defer { g_variant_unref(value) }
+        return g_variant_get_boolean(value) != 0
+    }
+
+    /// The value in a `Properties.Get` reply `(v)`, checked to be of `type`. Unref it when done.
+    static func unboxed(_ reply: OpaquePointer, _ type: String) throws -> OpaquePointer {
+        let boxed = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(boxed) }
+        let value = g_variant_get_variant(boxed)!
+        guard String(cString: g_variant_get_type_string(value)) == type else {
+            g_variant_unref(value)
+            throw KeyringError.invalidItemData("a property has an unexpected type")
+        }
+        return value
+    }
+}
+
+extension MethodCall {
+    /// `Properties.Get` of one property.
+    static func property(_ name: String, of path: String, interface: String) -> MethodCall {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
+        return MethodCall(
+            method: "Get", path: path, interface: SecretServiceNames.Interface.properties,
+            parameters: g_variant_new_tuple(&arguments, 2), replyType: "(v)")
+    }
+}

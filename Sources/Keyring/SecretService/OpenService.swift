@@ -1,0 +1,106 @@
+import CLibSecret
+import Synchronization
+
+/// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
+/// told us. Every call is a direct D-Bus call on our connection; libsecret's `SecretService` proxy is made only
+/// for the encrypted transfer session (its Diffie-Hellman negotiation and secret encoding).
+final class OpenService: @unchecked Sendable {
+    // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change once set.
+    let connection: OpaquePointer
+    /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
+    /// new sessions, renumbered items) fails them instead of answering for the old one.
+    let owner: String
+    /// How secrets travel.
+    let transport: SecretTransport
+    /// The transfer session's object path.
+    let sessionPath: String
+    private let libsecretProxy: Mutex<ProxyHandle?>
+    /// Picks replies to non-blocking calls off GDBus's thread.
+    let replies = ReplyDispatcher()
+    private let replyFilter: guint
+    /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
+    private let resolved = Mutex<[KeyringAttributes: String]>([:])
+    /// The collections as last seen: each lookup asks about these while it asks for the list again.
+    private let collections: Mutex<[String]>
+
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
+        // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
+        // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
+        // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession).
+        // A Ping answered first (by GDBus itself) puts that registration ahead of OpenSession. A Ping not waited
+        // for still let it abort under load (once in 230–650 processes).
+        _ = try gCall {
+            g_dbus_connection_call_sync(
+                connection, SecretServiceNames.busName, "/", SecretServiceNames.Interface.peer, "Ping", nil, nil,
+                G_DBUS_CALL_FLAGS_NONE, call.remainingMilliseconds, call.cancellable, $0)
+        }.map { g_variant_unref($0) }
+        let session = try Self.openPlainSession(on: connection, call)
+        self.connection = connection
+        owner = session.owner
+        transport = .plain
+        sessionPath = session.path
+        libsecretProxy = Mutex(nil)
+        collections = Mutex([])
+        replyFilter = replies.attach(to: connection)
+    }
+
+    /// An encrypted session, negotiated by libsecret when `proxy` was made.
+    init(connection: OpaquePointer, negotiated proxy: UnsafeMutablePointer<SecretService>) {
+        self.connection = connection
+        let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
+        defer { g_free(owner) }
+        self.owner = owner.map { String(cString: $0) } ?? SecretServiceNames.busName
+        transport = .encrypted
+        sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
+        libsecretProxy = Mutex(ProxyHandle(pointer: proxy))
+        collections = Mutex([])
+        replyFilter = replies.attach(to: connection)
+    }
+
+    deinit {
+        replies.detach(from: connection, filter: replyFilter)
+        libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
+        g_dbus_connection_close(connection, nil, nil, nil)
+        g_object_unref(UnsafeMutableRawPointer(connection))
+    }
+
+    /// libsecret's proxy on our connection, made on first need (an encrypted session's secrets are coded with it).
+    func proxy(_ call: CallContext) throws -> UnsafeMutablePointer<SecretService> {
+        if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
+        // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
+        call.armDeadline()
+        let made = try gCall {
+            deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_NONE, call.cancellable, $0)
+        }!
+        let ours = ProxyHandle(pointer: made)
+        let kept = libsecretProxy.withLock { proxy in
+            if let proxy { return proxy }
+            proxy = ours
+            return ours
+        }
+        if kept.pointer != made { g_object_unref(made) }
+        return kept.pointer
+    }
+
+    /// libsecret's proxy, shared by the threads that use this service (GDBusProxy calls are thread-safe).
+    private struct ProxyHandle: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<SecretService>
+    }
+
+    /// The item path last resolved for `attributes`.
+    func resolvedPath(for attributes: KeyringAttributes) -> String? { resolved.withLock { $0[attributes] } }
+
+    /// Remembers (or, with `nil`, forgets) the item path `attributes` resolve to.
+    func setResolvedPath(_ path: String?, for attributes: KeyringAttributes) { resolved.withLock { $0[attributes] = path } }
+
+    /// The collections as last seen.
+    var knownCollections: [String] {
+        get { collections.withLock { $0 } }
+        set { collections.withLock { $0 = newValue } }
+    }
+
+    /// Forgets every resolution that led to `path`.
+    func forgetResolutions(of path: String) { resolved.withLock { $0 = $0.filter { $0.value != path } } }
+}
+

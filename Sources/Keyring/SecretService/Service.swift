@@ -1,0 +1,97 @@
+import CLibSecret
+import FoundationEssentials
+
+/// Service interface calls on an open service (see `SecretServiceNames` for how each kind of call travels).
+/// Blocking: run them on a worker thread only.
+extension OpenService {
+    /// Every collection, whether it is locked, and the items in it that `attributes` address: one round trip
+    /// of latency while the collections are those seen last (the list is asked again in the same batch),
+    /// two when they changed.
+    func lockStatesAndMatches(
+        _ attributes: KeyringAttributes, _ call: CallContext
+    ) throws -> [(collection: String, locked: Bool, matches: [String])] {
+        var known = knownCollections
+        for _ in 0..<3 {
+            let outcomes = callEach([.collections] + known.flatMap { Self.lockAndSearch(attributes, $0) }, call)
+            defer { Pipeline.release(outcomes) }
+            let current = try Self.collectionPaths(in: outcomes[0].get())
+            if current == known, let answers = try Self.answers(of: known, in: outcomes.dropFirst()) { return answers }
+            knownCollections = current
+            known = current
+        }
+        throw KeyringError.keptChanging("search of the collections")
+    }
+
+    /// The questions asked of each collection: `Locked`, `SearchItems`, and `Locked` again — a collection locked
+    /// (or unlocked) while it was searched counts as locked, so its empty answer is never taken for "absent".
+    private static func lockAndSearch(_ attributes: KeyringAttributes, _ collection: String) -> [MethodCall] {
+        [.collectionLocked(collection), .searchItems(attributes, inCollection: collection), .collectionLocked(collection)]
+    }
+
+    /// The answers to ``lockAndSearch(_:_:)`` for each of `collections`, in order; `nil` when a collection went
+    /// away meanwhile (ask again).
+    private static func answers(
+        of collections: [String], in outcomes: ArraySlice<MethodReply>
+    ) throws -> [(collection: String, locked: Bool, matches: [String])]? {
+        do {
+            return try collections.enumerated().map { index, collection in
+                let base = outcomes.startIndex + 3 * index
+                let locked = try lockState(in: outcomes[base].get()) || lockState(in: outcomes[base + 2].get())
+                return (collection, locked, GLibValues.objectPaths(in: try outcomes[base + 1].get(), at: 0))
+            }
+        } catch let failure as GLibFailure where failure.isNoSuchObject {
+            return nil
+        }
+    }
+
+    /// The object paths in a `Properties.Get` reply for the service's `Collections`.
+    static func collectionPaths(in reply: OpaquePointer) throws -> [String] {
+        let value = try unboxed(reply, "ao")
+        defer { g_variant_unref(value) }
+        return GLibValues.objectPaths(inArray: value)
+    }
+
+    /// Asks the service to unlock `paths`, which may show a prompt for a password; returns the paths now unlocked.
+    /// The D-Bus method is `Service.Unlock`.
+    func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
+        try changeLock("Unlock", paths, call)
+    }
+
+    /// Locks the items or collections at `paths` (some providers answer with a prompt that needs no user).
+    /// The D-Bus method is `Service.Lock`.
+    func lock(_ paths: [String], _ call: CallContext) throws {
+        _ = try changeLock("Lock", paths, call)
+    }
+
+    /// `Service.Lock` or `Service.Unlock`, with its prompt run when it has one; the paths changed.
+    private func changeLock(_ method: String, _ paths: [String], _ call: CallContext) throws -> [String] {
+        var arguments: [OpaquePointer?] = [GLibValues.objectPathArray(paths)]
+        let reply = try callMethod(
+            method, on: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
+            g_variant_new_tuple(&arguments, 1), returning: "(aoo)", call)
+        defer { g_variant_unref(reply) }
+        let changed = GLibValues.objectPaths(in: reply, at: 0)
+        guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != SecretServiceNames.noObject else { return changed }
+        guard let result = try runPrompt(at: prompt, returning: "ao", call) else { return changed }
+        defer { g_variant_unref(result) }
+        return changed + GLibValues.objectPaths(inArray: result)
+    }
+
+    /// The collection path an alias points to, or `nil` when the alias is not set. The D-Bus method is `Service.ReadAlias`.
+    func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(alias)]
+        let reply = try callMethod(
+            "ReadAlias", on: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
+            g_variant_new_tuple(&arguments, 1), returning: "(o)", call)
+        defer { g_variant_unref(reply) }
+        let target = GLibValues.objectPaths(inTuple: reply)[0]
+        return target == SecretServiceNames.noObject ? nil : target
+    }
+}
+
+extension MethodCall {
+    /// The service's `Collections` property.
+    static var collections: MethodCall {
+        property("Collections", of: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service)
+    }
+}

@@ -1,0 +1,111 @@
+import CLibSecret
+import Synchronization
+
+/// The process-wide Secret Service for one bus address, opened on first use and reopened after
+/// the provider goes away (a restarted daemon forgets our session).
+final class ServiceConnection: Sendable {
+    private struct Key: Hashable {
+        let bus: BusAddress
+        let transport: SecretTransport
+    }
+
+    private static let all = Mutex<[Key: ServiceConnection]>([:])
+
+    /// The shared connection for `bus` with secrets sent over `transport`.
+    static func shared(_ bus: BusAddress, transport: SecretTransport) -> ServiceConnection {
+        all.withLock { connections in
+            let key = Key(bus: bus, transport: transport)
+            if let existing = connections[key] { return existing }
+            let connection = ServiceConnection(bus: bus, transport: transport)
+            connections[key] = connection
+            return connection
+        }
+    }
+
+    /// Closes and forgets this process's connections to `bus` (a bus that is going away, as a test's private
+    /// one does); clients made earlier open a new one on their next call.
+    static func forget(_ bus: BusAddress) {
+        let forgotten = all.withLock { connections in
+            let matching = connections.filter { $0.key.bus == bus }
+            for key in matching.keys { connections.removeValue(forKey: key) }
+            return Array(matching.values)
+        }
+        for connection in forgotten { connection.current.withLock { $0 = nil } }
+    }
+
+    private let bus: BusAddress
+    private let transport: SecretTransport
+    private let current = Mutex<OpenService?>(nil)
+    /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
+    let writes = AsyncLock()
+
+    private init(bus: BusAddress, transport: SecretTransport) {
+        self.bus = bus
+        self.transport = transport
+    }
+
+    /// Runs `body` with the open service; when the provider has gone away since it was opened,
+    /// reopens once and runs `body` again. Blocking: call on a worker thread.
+    func withService<Result>(_ call: CallContext, _ body: (OpenService) throws -> Result) throws -> Result {
+        let service = try open(call)
+        do {
+            return try body(service)
+        } catch let failure as GLibFailure where failure.meansServiceWentAway {
+            current.withLock { if $0 === service { $0 = nil } }
+            return try body(try open(call))
+        }
+    }
+
+    /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
+    /// `nil` sends the caller down the blocking path, which then searches afresh (the remembered item did not
+    /// answer with its secret: gone, locked, or the daemon is another).
+    func quickRead(_ attributes: KeyringAttributes, timeout: Duration) async throws -> KeyringSecret? {
+        guard let service = current.withLock({ $0 }), service.transport == .plain,
+              let path = service.resolvedPath(for: attributes) else { return nil }
+        if let secret = try await service.quickSecret(atPath: path, timeout: timeout) { return secret }
+        service.setResolvedPath(nil, for: attributes)
+        return nil
+    }
+
+    private func open(_ call: CallContext) throws -> OpenService {
+        if let service = current.withLock({ $0 }) { return service }
+        call.armDeadline()
+        let address = try bus.resolve()
+        let flags = GDBusConnectionFlags(
+            G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        let connection: OpaquePointer
+        do {
+            connection = try gCall { g_dbus_connection_new_for_address_sync(address, flags, nil, call.cancellable, $0) }!
+        } catch var failure as GLibFailure {
+            failure.connectingTo = address
+            throw failure
+        }
+        let opened: OpenService
+        do {
+            switch transport {
+            case .plain:
+                opened = try OpenService(connection: connection, plainSessionWithin: call)
+            case .encrypted:
+                let proxy = try gCall {
+                    deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_OPEN_SESSION, call.cancellable, $0)
+                }!
+                // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
+                guard let algorithms = secret_service_get_session_algorithms(proxy), String(cString: algorithms) != "plain" else {
+                    g_object_unref(proxy)
+                    throw KeyringError.encryptedTransportUnavailable
+                }
+                opened = OpenService(connection: connection, negotiated: proxy)
+            }
+        } catch {
+            g_dbus_connection_close(connection, nil, nil, nil)
+            g_object_unref(UnsafeMutableRawPointer(connection))
+            throw error
+        }
+        // Two threads may open at once: the first one stored wins, the other is released.
+        return current.withLock { stored in
+            if let stored { return stored }
+            stored = opened
+            return opened
+        }
+    }
+}
