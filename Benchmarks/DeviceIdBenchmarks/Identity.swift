@@ -2,6 +2,7 @@ import DeviceId
 import Foundation
 import Keyring
 import KeyringTestSupport
+import SecureStorage
 
 /// The cached id, and the first-run identity against OpenSSL key generation plus one keyring store.
 func benchmarkIdentity(_ report: inout Report, iterations: Int) async throws {
@@ -39,5 +40,5 @@ func benchmarkIdentity(_ report: inout Report, iterations: Int) async throws {
 }
 
 private func configuration(_ group: String, keySize: Int) -> DeviceIdentifierConfiguration {
-    DeviceIdentifierConfiguration(keySize: keySize, keychainAccount: "device", accessGroup: group)
+    DeviceIdentifierConfiguration(keySize: keySize, keychainAccount: "device", accessGroup: AccessGroup(rawValue: group)!)
 }

@@ -32,8 +32,9 @@ func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
         guard try await client.secret(matching: attributes) != nil else { fatalError("KeyringClient did not find the benchmark item") }
     }.median
 
-    let plain = KeychainStorage<String>(account: "plain", accessGroup: group, keyring: client)
-    let sealed = KeychainStorage<String>(account: "sealed", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+    let plain = KeychainStorage<String>(account: "plain", accessGroup: "bench.keyring", keyring: client)
+    let sealed = KeychainStorage<String>(
+        account: "sealed", accessGroup: "bench.keyring", encryptor: SecuredKeyEncryptor(accessGroup: "bench.keyring", keyring: client), keyring: client)
     for storage in [plain, sealed] { try await storage.save(item: "a stored value") }
     let plainGet = try await Samples(iterations) { _ = try await plain.get() }.median
     let sealedGet = try await Samples(iterations) { _ = try await sealed.get() }.median

@@ -14,7 +14,7 @@ actor TimestampedIdentifier: DeviceIdentifier {
     private let storage: KeychainStorage<String>
     private var cached: String?
 
-    init(accessGroup: String) {
+    init(accessGroup: AccessGroup) {
         storage = KeychainStorage<String>(account: "custom-identifier", accessGroup: accessGroup)
     }
 

@@ -13,14 +13,14 @@ struct Note: Codable, Sendable {
     var written: Date
 }
 
-let group = "io.github.swift-deviceid.examples"
+let group: AccessGroup = "io.github.swift-deviceid.examples"
 
 do {
     // 2. A storage for an array of notes, encrypted. `cacheable` keeps the value in memory after a read.
     let notes = KeychainStorage<[Note]>(
         account: "secure-notes",
         accessGroup: group,
-        encryptor: try SecuredKeyEncryptor(accessGroup: group),
+        encryptor: SecuredKeyEncryptor(accessGroup: group),
         cacheable: true)
 
     // 3. `get()` returns nil only when there is definitely no item yet; a locked keyring throws instead.

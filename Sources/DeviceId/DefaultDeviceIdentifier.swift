@@ -43,12 +43,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         logger: Logger? = nil
     ) throws {
         let configuration = try configuration.validated()
-        let encryptor: SecuredKeyEncryptor?
-        do {
-            encryptor = configuration.useEncryption ? try SecuredKeyEncryptor(accessGroup: configuration.accessGroup, keyring: keyring) : nil
-        } catch {
-            throw DeviceIdentifierError.encryptionInitializationFailed(String(describing: error))
-        }
+        let encryptor = configuration.useEncryption ? SecuredKeyEncryptor(accessGroup: configuration.accessGroup, keyring: keyring) : nil
         let storage = KeychainStorage<StoredDeviceIdentity>(
             account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor ?? NoEncryptor(),
             label: "Device identity key (\(configuration.accessGroup))", keyring: keyring)

@@ -10,13 +10,13 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public var useEncryption: Bool
     /// The access group: programs using the same group share the identity.
     /// Defaults to `AccessGroup.default` (this program's executable name).
-    public var accessGroup: String
+    public var accessGroup: AccessGroup
 
     /// The account of ``default``.
     public static let defaultAccount = "swift-deviceid.device-identifier"
 
     /// Describes an identity. The key size is checked when an identifier is created.
-    public init(keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: String = AccessGroup.default) {
+    public init(keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: AccessGroup = .default) {
         self.keySize = keySize
         self.keychainAccount = keychainAccount
         self.useEncryption = useEncryption

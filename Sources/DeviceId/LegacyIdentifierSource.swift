@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Keyring
+import SecureStorage
 import OpenSSLSupport
 
 /// An identifier an app kept before, to adopt instead of generating a new one.
@@ -36,11 +37,11 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
     /// The account of the public key item (the misspelling is FRAuth's).
     public static let publicKeyAccount = "com.forgerock.ios.device-identifier.pubic-key.data"
 
-    private let accessGroup: String
+    private let accessGroup: AccessGroup
     private let keyring: KeyringClient
 
     /// Reads FRAuth items in `accessGroup`.
-    public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
+    public init(accessGroup: AccessGroup, keyring: KeyringClient = KeyringClient()) {
         self.accessGroup = accessGroup
         self.keyring = keyring
     }
@@ -83,7 +84,7 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
         try await keyring.deleteAll(matching: attributes(Self.publicKeyAccount))
     }
 
-    private func attributes(_ account: String) -> KeyringAttributes { ["service": accessGroup, "account": account] }
+    private func attributes(_ account: String) -> KeyringAttributes { StorageItem(accessGroup: accessGroup, account: account).attributes }
 }
 
 /// An identifier kept in a text file (surrounding white space ignored).

@@ -15,7 +15,7 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
 
     /// Keeps the UUID as `account` in `accessGroup`. An empty account, or one the library keeps its other
     /// items under, makes every call throw ``DeviceIdentifierError/invalidAccount(_:)``.
-    public init(accessGroup: String = AccessGroup.default, account: String = defaultAccount, keyring: KeyringClient = KeyringClient()) {
+    public init(accessGroup: AccessGroup = .default, account: String = defaultAccount, keyring: KeyringClient = KeyringClient()) {
         storage = KeychainStorage<UUID>(account: account, accessGroup: accessGroup, label: "Device UUID (\(accessGroup))", keyring: keyring)
         let reserved = DeviceIdentifierConfiguration.reservedAccounts.subtracting([Self.defaultAccount])
         rejectedAccount = account.isEmpty || reserved.contains(account) ? account : nil

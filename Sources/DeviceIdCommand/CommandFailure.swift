@@ -7,7 +7,7 @@ import SecureStorage
 struct CommandFailure: Error {
     /// What the command was asked to act on, for messages that name it.
     struct Context {
-        var accessGroup: String
+        var accessGroup: AccessGroup
         var account: String?
         var nonInteractive: Bool
     }

@@ -131,7 +131,7 @@ struct Info: AsyncParsableCommand {
             return (identity, identifier.configuration)
         }
         var fields: [String: Output.Value] = [
-            "id": .string(identity.id), "accessGroup": .string(configuration.accessGroup),
+            "id": .string(identity.id), "accessGroup": .string(configuration.accessGroup.rawValue),
             "account": .string(configuration.keychainAccount), "encrypted": .bool(configuration.useEncryption),
             "source": .string(identity.isNew ? identity.origin.rawValue : "keyring"), "origin": .string(identity.origin.rawValue),
             "created": .string(identity.created.formatted(.iso8601)),
@@ -172,7 +172,7 @@ struct Delete: AsyncParsableCommand {
         let accounts = [identity.configuration.keychainAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
         let items = try await identity.keyringOptions.run {
             var found: [KeyringItem] = []
-            for account in accounts { found += try await keyring.items(matching: ["service": group, "account": account]) }
+            for account in accounts { found += try await keyring.items(matching: StorageItem(accessGroup: group, account: account).attributes) }
             return found
         }
         guard !items.isEmpty else {
@@ -186,7 +186,7 @@ struct Delete: AsyncParsableCommand {
         try await identity.run { identifier in
             try await identifier.delete()
             for account in [UUIDDeviceIdentifier.defaultAccount, KeyringKeyProvider.keyAccount] {
-                try await keyring.deleteAll(matching: ["service": group, "account": account])
+                try await keyring.deleteAll(matching: StorageItem(accessGroup: group, account: account).attributes)
             }
         }
         if output.json { try Output.emit("", json: true, ["deleted": true]) }

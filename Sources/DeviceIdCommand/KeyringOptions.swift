@@ -8,7 +8,7 @@ import SecureStorage
 /// The options every keyring command takes.
 struct KeyringOptions: ParsableArguments {
     @Option(help: "The access group (keyring `service` attribute) programs share the identity through. (default: $DEVICEID_ACCESS_GROUP, else `deviceid`)")
-    var accessGroup: String?
+    var accessGroup: AccessGroup?
 
     @Flag(help: "Never show an unlock prompt: a locked keyring is an error at once.")
     var nonInteractive = false
@@ -18,12 +18,11 @@ struct KeyringOptions: ParsableArguments {
 
     func validate() throws {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds") }
-        if accessGroup?.isEmpty == true { throw ValidationError("--access-group must not be empty") }
     }
 
     /// The access group in effect.
-    var resolvedAccessGroup: String {
-        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? "deviceid"
+    var resolvedAccessGroup: AccessGroup {
+        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap(AccessGroup.init(rawValue:)) ?? "deviceid"
     }
 
     /// The keyring client the options describe.
@@ -109,4 +108,9 @@ struct OutputOptions: ParsableArguments {
 struct CreationOptions: ParsableArguments {
     @Flag(help: "Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).")
     var create = false
+}
+
+extension AccessGroup: ExpressibleByArgument {
+    /// A group named on the command line: not empty, no NUL.
+    public init?(argument: String) { self.init(rawValue: argument) }
 }

@@ -18,7 +18,12 @@ public struct KeyringSchema: Sendable, Hashable {
     }
 
     /// The project's schema: items addressed by `service` (the access group) and `account`.
-    public static let standard = KeyringSchema(name: "io.github.swift-deviceid.Item", attributes: ["service", "account"])
+    public static let standard = KeyringSchema(name: "io.github.swift-deviceid.Item", attributes: [serviceAttribute, accountAttribute])
+
+    /// The standard schema's attribute naming the access group.
+    package static let serviceAttribute = "service"
+    /// The standard schema's attribute naming the item inside its group.
+    package static let accountAttribute = "account"
 
     /// The attribute libsecret uses to record an item's schema name.
     static let schemaAttribute = "xdg:schema"

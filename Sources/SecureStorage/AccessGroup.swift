@@ -1,29 +1,50 @@
 import FoundationEssentials
+import Keyring
 
-/// Access groups: the keyring `service` attribute that programs share items through.
-public enum AccessGroup {
-    /// The default access group: this program's executable file name (symlinks resolved), so each program
-    /// keeps its own items, as each iOS app has its own keychain group. Name a group (reverse DNS, such as
-    /// `com.example.app`) to keep items stable across renames and to share them between programs.
-    public static let `default`: String = {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().lastPathComponent
-        return executable.isEmpty || executable == "exe" ? ProcessInfo.processInfo.processName : executable
-    }()
-}
+/// An access group: the keyring `service` attribute that programs share items through, as iOS apps share
+/// keychain items through an access group. Checked once, when made: not empty, no NUL.
+///
+/// Name a group in reverse DNS (`"com.example.app"`) to keep items stable across renames and to share them
+/// between programs; ``default`` is this program's executable name.
+public struct AccessGroup: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The group's name: the value of the `service` attribute.
+    public let rawValue: String
 
-/// The keyring item a payload belongs to: its access group and account. Encryptors bind ciphertext to it.
-public struct StorageItem: Sendable, Hashable {
-    /// The access group (the keyring `service` attribute).
-    public let accessGroup: String
-    /// The item's name inside its group (the keyring `account` attribute).
-    public let account: String
-
-    /// Names an item.
-    public init(accessGroup: String, account: String) {
-        self.accessGroup = accessGroup
-        self.account = account
+    /// The group named `rawValue`, or `nil` when it is empty or holds a NUL.
+    public init?(rawValue: String) {
+        guard Self.problem(with: rawValue) == nil else { return nil }
+        self.rawValue = rawValue
     }
 
-    /// The keyring attributes that address the item.
-    public var attributes: [String: String] { ["service": accessGroup, "account": account] }
+    /// The group named `name`; ``KeyringError/invalidAttributes(_:)`` when it is empty or holds a NUL.
+    public init(_ name: String) throws(KeyringError) {
+        if let problem = Self.problem(with: name) { throw .invalidAttributes(problem) }
+        rawValue = name
+    }
+
+    /// A group written in the source; it must be a valid name.
+    public init(stringLiteral name: String) {
+        precondition(Self.problem(with: name) == nil, "An access group needs a name without NUL")
+        rawValue = name
+    }
+
+    /// A name used as it is: the empty group of payloads bound to no item.
+    init(unchecked name: String) { rawValue = name }
+
+    /// The name.
+    public var description: String { rawValue }
+
+    /// The default access group: this program's executable file name (symlinks resolved), so each program
+    /// keeps its own items, as each iOS app has its own keychain group.
+    public static let `default`: AccessGroup = {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().lastPathComponent
+        let name = executable.isEmpty || executable == "exe" ? ProcessInfo.processInfo.processName : executable
+        return AccessGroup(rawValue: name) ?? "swift-deviceid"
+    }()
+
+    private static func problem(with name: String) -> String? {
+        if name.isEmpty { return "the access group name is empty" }
+        if name.utf8.contains(0) { return "the access group name contains a NUL character" }
+        return nil
+    }
 }

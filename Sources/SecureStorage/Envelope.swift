@@ -45,7 +45,7 @@ struct Envelope {
 
     /// The additional authenticated data for this envelope on `item`.
     func additionalData(for item: StorageItem) -> [UInt8] {
-        Self.context + header + Self.lengthPrefixed(item.accessGroup) + Self.lengthPrefixed(item.account)
+        Self.context + header + Self.lengthPrefixed(item.accessGroup.rawValue) + Self.lengthPrefixed(item.account)
     }
 
     private static func lengthPrefixed(_ text: String) -> [UInt8] {

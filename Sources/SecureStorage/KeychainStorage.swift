@@ -11,7 +11,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The item's name inside its access group.
     public let account: String
     /// The access group (keyring `service` attribute) the item lives in.
-    public let accessGroup: String
+    public let accessGroup: AccessGroup
     /// Whether the value is kept in memory after a read or a save.
     public let cacheable: Bool
 
@@ -33,7 +33,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     ///   - keyring: the keyring client, for another bus, timeout or unlock policy.
     public init(
         account: String,
-        accessGroup: String = AccessGroup.default,
+        accessGroup: AccessGroup = .default,
         encryptor: any Encryptor = NoEncryptor(),
         cacheable: Bool = false,
         label: String? = nil,

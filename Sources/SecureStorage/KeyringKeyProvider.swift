@@ -17,7 +17,7 @@ public final class KeyringKeyProvider: KeyProvider {
     private let prefetching = Mutex<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
 
     /// Keeps the key in `accessGroup` through `keyring`.
-    public init(accessGroup: String, keyring: KeyringClient = KeyringClient()) {
+    public init(accessGroup: AccessGroup, keyring: KeyringClient = KeyringClient()) {
         self.keyring = keyring
         item = StorageItem(accessGroup: accessGroup, account: Self.keyAccount)
     }

@@ -9,7 +9,7 @@ public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
     private let creation = AsyncLock()
 
     /// An empty in-memory storage; `encryptor` seals the bytes it keeps, bound to `account` in `accessGroup`.
-    public init(account: String = "memory", accessGroup: String = "memory", encryptor: any Encryptor = NoEncryptor()) {
+    public init(account: String = "memory", accessGroup: AccessGroup = "memory", encryptor: any Encryptor = NoEncryptor()) {
         codec = StorageCodec(item: StorageItem(accessGroup: accessGroup, account: account), encryptor: encryptor)
     }
 

@@ -20,7 +20,7 @@ public enum SecureStorageError: Error, Sendable, Hashable {
     case derivationTimedOut(Duration)
 
     /// What happened, without advice: for callers that say what to do in their own terms.
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .authenticationFailed:
             "it failed authentication: it was altered, copied from another item, or sealed with a different key"

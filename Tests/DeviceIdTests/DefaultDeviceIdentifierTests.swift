@@ -8,7 +8,7 @@ import Testing
 @Suite("DefaultDeviceIdentifier on real providers")
 struct DefaultDeviceIdentifierTests {
     func configuration(_ group: String, encrypted: Bool = true) -> DeviceIdentifierConfiguration {
-        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: group)
+        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: AccessGroup(rawValue: group)!)
     }
 
     @Test("First use generates a 64-hex id from a 2048-bit key; it stays the same for new instances, and after clearCache", arguments: SecretServiceProvider.all)

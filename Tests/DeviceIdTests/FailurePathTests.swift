@@ -9,7 +9,7 @@ import Testing
 @Suite("No wrong advice, no silent loss: the failure paths of the identity")
 struct FailurePathTests {
     func configuration(_ group: String, account: String = "device", encrypted: Bool = true) -> DeviceIdentifierConfiguration {
-        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: account, useEncryption: encrypted, accessGroup: group)
+        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: account, useEncryption: encrypted, accessGroup: AccessGroup(rawValue: group)!)
     }
 
     func frauth(_ account: String, _ group: String) -> KeyringAttributes { ["service": group, "account": account] }

@@ -9,7 +9,7 @@ import Testing
 @Suite("Legacy adoption and the identifiers that compose")
 struct LegacyAndComposedTests {
     func configuration(_ group: String) -> DeviceIdentifierConfiguration {
-        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", accessGroup: group)
+        DeviceIdentifierConfiguration(keySize: 2048, keychainAccount: "device", accessGroup: AccessGroup(rawValue: group)!)
     }
 
     func frauth(_ account: String, _ group: String) -> KeyringAttributes { ["service": group, "account": account] }
@@ -92,7 +92,7 @@ struct LegacyAndComposedTests {
     func uuidIdentifier(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let group = uniqueGroup()
-            let identifiers = (0..<10).map { _ in UUIDDeviceIdentifier(accessGroup: group, keyring: keyring.client()) }
+            let identifiers = (0..<10).map { _ in UUIDDeviceIdentifier(accessGroup: AccessGroup(rawValue: group)!, keyring: keyring.client()) }
             let ids = try await withThrowingTaskGroup(of: String.self) { tasks in
                 for identifier in identifiers { tasks.addTask { try await identifier.id } }
                 return try await tasks.reduce(into: Set<String>()) { $0.insert($1) }
@@ -111,7 +111,7 @@ struct LegacyAndComposedTests {
             let backup = UserDefaultsDeviceIdentifier(suiteName: suite)
             let backupID = try await backup.id
             #expect(try await backup.id == backupID)
-            let storage = KeychainStorage<String>(account: "vendor-id", accessGroup: uniqueGroup(), keyring: keyring.client())
+            let storage = KeychainStorage<String>(account: "vendor-id", accessGroup: AccessGroup(rawValue: uniqueGroup())!, keyring: keyring.client())
             let identifier = KeyringFirstDeviceIdentifier(storage: storage, backup: backup)
             #expect(try await identifier.id == backupID)
             #expect(try await storage.get() == backupID)

@@ -7,16 +7,16 @@ import Testing
 @Suite("KeychainStorage on real providers")
 struct KeychainStorageTests {
     /// Storages of one access group: plain, and sealed with the group's keyring-held key.
-    func storages<T>(_ type: T.Type, _ keyring: PrivateKeyring, group: String, account: String = "value") throws
+    func storages<T>(_ type: T.Type, _ keyring: PrivateKeyring, group: AccessGroup, account: String = "value") throws
         -> [KeychainStorage<T>] {
         let client = keyring.client()
         return [KeychainStorage<T>(account: account + ".plain", accessGroup: group, keyring: client),
                 KeychainStorage<T>(account: account + ".sealed", accessGroup: group,
-                                   encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)]
+                                   encryptor: SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)]
     }
 
     func roundTrip<T: Codable & Sendable & Equatable>(_ value: T, _ keyring: PrivateKeyring) async throws {
-        for storage in try storages(T.self, keyring, group: uniqueGroup()) {
+        for storage in try storages(T.self, keyring, group: uniqueAccessGroup()) {
             #expect(try await storage.get() == nil)
             try await storage.save(item: value)
             #expect(try await storage.get() == value, "\(T.self) in \(storage.account)")
@@ -41,14 +41,14 @@ struct KeychainStorageTests {
     @Test("A plain item is JSON that `secret-tool lookup` prints; an encrypted one is not plaintext", arguments: SecretServiceProvider.all)
     func whatOtherToolsSee(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            let group = uniqueGroup()
+            let group = uniqueAccessGroup()
             let (plain, sealed) = try { let s = try storages(Profile.self, keyring, group: group); return (s[0], s[1]) }()
             try await plain.save(item: sampleProfile)
             try await sealed.save(item: sampleProfile)
 
-            let plainOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", plain.account])
+            let plainOut = try await keyring.run("secret-tool", ["lookup", "service", group.rawValue, "account", plain.account])
             #expect(try JSONDecoder().decode(Profile.self, from: plainOut.stdout) == sampleProfile)
-            let sealedOut = try await keyring.run("secret-tool", ["lookup", "service", group, "account", sealed.account])
+            let sealedOut = try await keyring.run("secret-tool", ["lookup", "service", group.rawValue, "account", sealed.account])
             #expect(!sealedOut.text.contains("Domkloster"))
             switch provider {
             case .gnomeKeyring:
@@ -60,7 +60,7 @@ struct KeychainStorageTests {
                 // KeePassXC and KWallet keep the content type, and secret-tool prints no binary secret.
                 #expect(sealedOut.status != 0 && sealedOut.errorText.contains("does not contain a textual password"))
             }
-            let items = try await keyring.client().items(matching: ["service": group])
+            let items = try await keyring.client().items(matching: ["service": group.rawValue])
             #expect(Set(items.map(\.label)) == ["value.plain (\(group))", "value.sealed (\(group))", "Encryption key (\(group))"])
         }
     }
@@ -69,16 +69,16 @@ struct KeychainStorageTests {
     func movedCiphertext(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
-            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            let group = uniqueAccessGroup()
+            let encryptor = SecuredKeyEncryptor(accessGroup: group, keyring: client)
             let original = KeychainStorage<String>(account: "original", accessGroup: group, encryptor: encryptor, keyring: client)
             let copy = KeychainStorage<String>(account: "copy", accessGroup: group, encryptor: encryptor, keyring: client)
             try await original.save(item: "secret note")
-            let ciphertext = try #require(try await client.secret(matching: ["service": group, "account": "original"]))
-            try await client.store(ciphertext, label: "copy", attributes: ["service": group, "account": "copy"])
+            let ciphertext = try #require(try await client.secret(matching: ["service": group.rawValue, "account": "original"]))
+            try await client.store(ciphertext, label: "copy", attributes: ["service": group.rawValue, "account": "copy"])
 
             #expect(await thrownError { try await copy.get() } as? SecureStorageError == .authenticationFailed)
-            #expect(try await client.secret(matching: ["service": group, "account": "copy"]) == ciphertext)
+            #expect(try await client.secret(matching: ["service": group.rawValue, "account": "copy"]) == ciphertext)
             #expect(try await original.get() == "secret note")
         }
     }
@@ -87,20 +87,20 @@ struct KeychainStorageTests {
     func missingKey(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
+            let group = uniqueAccessGroup()
             let storage = KeychainStorage<String>(
-                account: "note", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+                account: "note", accessGroup: group, encryptor: SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
             try await storage.save(item: "sealed")
-            let keyAttributes = ["service": group, "account": KeyringKeyProvider.keyAccount]
+            let keyAttributes = ["service": group.rawValue, "account": KeyringKeyProvider.keyAccount]
             #expect(try await client.deleteAll(matching: keyAttributes) == 1)
 
             // A fresh encryptor (a new process, say) finds no key.
             let fresh = KeychainStorage<String>(
-                account: "note", accessGroup: group, encryptor: try SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
+                account: "note", accessGroup: group, encryptor: SecuredKeyEncryptor(accessGroup: group, keyring: client), keyring: client)
             let error = await thrownError { try await fresh.get() }
             guard case .keyMissing = error as? SecureStorageError else { Issue.record("got \(String(describing: error))"); return }
             #expect(try await client.items(matching: keyAttributes).isEmpty)
-            #expect(try await client.secret(matching: ["service": group, "account": "note"]) != nil)
+            #expect(try await client.secret(matching: ["service": group.rawValue, "account": "note"]) != nil)
         }
     }
 
@@ -108,8 +108,8 @@ struct KeychainStorageTests {
     func corruptItem(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
-            let attributes = ["service": group, "account": "broken"]
+            let group = uniqueAccessGroup()
+            let attributes = ["service": group.rawValue, "account": "broken"]
             try await client.store(KeyringSecret(utf8: "{not json"), label: "broken", attributes: attributes)
             let storage = KeychainStorage<Profile>(account: "broken", accessGroup: group, keyring: client)
             let error = await thrownError { try await storage.get() }
@@ -121,7 +121,7 @@ struct KeychainStorageTests {
     @Test("A locked keyring throws on get and save, plain and encrypted, and nothing changes", arguments: SecretServiceProvider.allLockModes)
     func lockedKeyring(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
-            let group = uniqueGroup()
+            let group = uniqueAccessGroup()
             for storage in try storages(String.self, keyring, group: group) { try await storage.save(item: "before") }
             let lockedStorages = try storages(String.self, keyring, group: group)   // nothing cached
             try await keyring.lock()
@@ -138,8 +138,8 @@ struct KeychainStorageTests {
     func concurrentUse(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
-            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            let group = uniqueAccessGroup()
+            let encryptor = SecuredKeyEncryptor(accessGroup: group, keyring: client)
             for cacheable in [false, true] {
                 let storage = KeychainStorage<Int>(account: "counter.\(cacheable)", accessGroup: group, encryptor: encryptor,
                                                    cacheable: cacheable, keyring: client)
@@ -158,9 +158,9 @@ struct KeychainStorageTests {
                                                                  keyring: client).get()
                 #expect(final != nil && final == fromKeyring, "cacheable \(cacheable)")
                 // Every save replaced the one before: forty stores leave one item.
-                #expect(try await client.items(matching: ["service": group, "account": storage.account]).count == 1)
+                #expect(try await client.items(matching: ["service": group.rawValue, "account": storage.account]).count == 1)
             }
-            #expect(try await client.items(matching: ["service": group, "account": KeyringKeyProvider.keyAccount]).count == 1)
+            #expect(try await client.items(matching: ["service": group.rawValue, "account": KeyringKeyProvider.keyAccount]).count == 1)
         }
     }
 
@@ -168,11 +168,11 @@ struct KeychainStorageTests {
     func cacheable(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
+            let group = uniqueAccessGroup()
             let storage = KeychainStorage<String>(account: "cached", accessGroup: group, cacheable: true, keyring: client)
             try await storage.save(item: "kept")
             // Changed behind its back: the cache still answers; a non-caching storage sees the keyring.
-            try await client.store(KeyringSecret(utf8: "\"changed\""), label: "x", attributes: ["service": group, "account": "cached"])
+            try await client.store(KeyringSecret(utf8: "\"changed\""), label: "x", attributes: ["service": group.rawValue, "account": "cached"])
             #expect(try await storage.get() == "kept")
             #expect(try await KeychainStorage<String>(account: "cached", accessGroup: group, keyring: client).get() == "changed")
             try await storage.delete()
@@ -184,8 +184,8 @@ struct KeychainStorageTests {
     func getOrCreate(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client()
-            let group = uniqueGroup()
-            let encryptor = try SecuredKeyEncryptor(accessGroup: group, keyring: client)
+            let group = uniqueAccessGroup()
+            let encryptor = SecuredKeyEncryptor(accessGroup: group, keyring: client)
             let results = try await withThrowingTaskGroup(of: (String, Bool).self) { tasks in
                 for index in 0..<30 {
                     tasks.addTask {

@@ -42,3 +42,8 @@ struct Profile: Codable, Sendable, Equatable {
 let sampleProfile = Profile(
     name: "Zoë ☂", role: .member(since: 2021), nickname: nil, avatar: Data([0, 1, 2, 254, 255]),
     address: .init(city: "Köln", lines: ["Domkloster 4"]), scores: ["a": 1.5, "b": -2])
+
+/// An access group no other test uses, named after the calling test.
+func uniqueAccessGroup(_ name: String = #function) -> AccessGroup {
+    AccessGroup(rawValue: uniqueGroup(name))!
+}

@@ -4,9 +4,9 @@ import Synchronization
 /// A first-come, first-served lock for async code: holders may suspend while holding it, and waiters
 /// suspend instead of blocking a thread. A waiter gives up when its task is cancelled (`CancellationError`)
 /// or when its optional deadline passes (``TimedOut``).
-public final class AsyncLock: Sendable {
+package final class AsyncLock: Sendable {
     /// Thrown when a waiter's deadline passes before it gets the lock.
-    public struct TimedOut: Error, Sendable {}
+    package struct TimedOut: Error, Sendable {}
 
     private struct Waiter {
         let id: UInt64
@@ -27,11 +27,11 @@ public final class AsyncLock: Sendable {
     private static let timers = DispatchQueue(label: "swift-deviceid.async-lock.timeouts")
 
     /// Creates an unlocked lock.
-    public init() {}
+    package init() {}
 
     /// Runs `body` holding the lock, waiting for it at most `timeout` (when given). `body` runs in the
     /// caller's isolation, so an actor can hold the lock around its own state.
-    public func withLock<Value: Sendable>(
+    package func withLock<Value: Sendable>(
         timeout: Duration? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Value
     ) async throws -> Value {
         try await acquire(timeout: timeout)

@@ -3,11 +3,11 @@ import Dispatch
 import Synchronization
 
 /// Runs blocking work (D-Bus, file, key derivation) on the library's worker threads, never on Swift's cooperative pool.
-public enum WorkerThreads {
+package enum WorkerThreads {
     static let queue = DispatchQueue(label: "swift-deviceid.workers", qos: .userInitiated, attributes: .concurrent)
 
     /// Runs `work` on a worker thread and returns its result.
-    public static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    package static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result(catching: work)) }
         }

@@ -7,7 +7,28 @@ import CLibSecret
 /// `g-connection` it was constructed with, without property loading or signal subscriptions
 /// (nobody iterates a main loop for them here). That lets one process reach several buses,
 /// and reopen a service after its daemon restarts.
+///
+/// What this relies on: GObject runs a class's `constructor` before the instance's construct properties
+/// take effect in `g_initable_init`, so construct-only `g-bus-type` and `g-flags` may still be set there, and
+/// libsecret's `SecretService` honours a `g-connection` given at construction (libsecret 0.20). ``open(on:flags:_:)``
+/// checks the result, so a libsecret that behaves otherwise fails loudly instead of talking to another bus.
 enum ServiceOnConnection {
+    /// libsecret's proxy of the Secret Service on `connection`, with libsecret's encrypted transfer session when
+    /// `flags` ask for one; ``KeyringError/other(domain:code:message:)`` if libsecret put it on another connection.
+    static func open(
+        on connection: OpaquePointer, flags: SecretServiceFlags, _ call: CallContext
+    ) throws -> UnsafeMutablePointer<SecretService> {
+        let proxy = try gCall { deviceid_secret_service_new(type, connection, flags, call.cancellable, $0) }!
+        let used = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
+        guard used == connection else {
+            g_object_unref(proxy)
+            throw KeyringError.other(
+                domain: "swift-deviceid.libsecret", code: 0,
+                message: "this libsecret did not keep the D-Bus connection it was given; swift-deviceid needs libsecret 0.20's behaviour")
+        }
+        return proxy
+    }
+
     /// The registered GType of the subclass.
     static let type: GType = {
         let parent = secret_service_get_type()

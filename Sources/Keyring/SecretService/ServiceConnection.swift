@@ -86,9 +86,7 @@ final class ServiceConnection: Sendable {
             case .plain:
                 opened = try OpenService(connection: connection, plainSessionWithin: call)
             case .encrypted:
-                let proxy = try gCall {
-                    deviceid_secret_service_new(ServiceOnConnection.type, connection, SECRET_SERVICE_OPEN_SESSION, call.cancellable, $0)
-                }!
+                let proxy = try ServiceOnConnection.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
                 // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
                 guard let algorithms = secret_service_get_session_algorithms(proxy), String(cString: algorithms) != "plain" else {
                     g_object_unref(proxy)
