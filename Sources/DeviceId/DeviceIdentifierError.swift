@@ -4,7 +4,8 @@ import SecureStorage
 /// Why an identifier could not be produced: Ping's cases, and what Linux adds. The stored identity is never
 /// replaced because of any of them.
 public enum DeviceIdentifierError: Error, Sendable, Hashable {
-    /// The encryptor could not be set up (the detail says why).
+    /// The encryptor could not be set up (the detail says why). Kept for source compatibility with Ping's API:
+    /// never thrown here, where setting up the encryptor cannot fail (a missing key is reported when it is used).
     case encryptionInitializationFailed(String)
     /// OpenSSL could not generate a key pair (the detail is its reason); nothing was written.
     case keyGenerationFailed(String)

@@ -4,8 +4,7 @@ import Keyring
 /// AES-256-GCM with a random 96-bit nonce per encryption and a 128-bit tag, in a versioned envelope whose
 /// authenticated data binds each ciphertext to its item (access group and account) and to the envelope header.
 public struct AESGCMEncryptor: Encryptor {
-    /// Where the keys come from.
-    public let keyProvider: any KeyProvider
+    private let keyProvider: any KeyProvider
 
     /// Seals with keys from `keyProvider`.
     public init(keyProvider: any KeyProvider) {

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Keyring
 
 /// An access group: the keyring `service` attribute that programs share items through, as iOS apps share
 /// keychain items through an access group. Checked once, when made: not empty, no NUL.
@@ -12,19 +11,13 @@ public struct AccessGroup: RawRepresentable, Hashable, Sendable, ExpressibleBySt
 
     /// The group named `rawValue`, or `nil` when it is empty or holds a NUL.
     public init?(rawValue: String) {
-        guard Self.problem(with: rawValue) == nil else { return nil }
+        guard Self.isValid(rawValue) else { return nil }
         self.rawValue = rawValue
-    }
-
-    /// The group named `name`; ``KeyringError/invalidAttributes(_:)`` when it is empty or holds a NUL.
-    public init(_ name: String) throws(KeyringError) {
-        if let problem = Self.problem(with: name) { throw .invalidAttributes(problem) }
-        rawValue = name
     }
 
     /// A group written in the source; it must be a valid name.
     public init(stringLiteral name: String) {
-        precondition(Self.problem(with: name) == nil, "An access group needs a name without NUL")
+        precondition(Self.isValid(name), "An access group needs a name, without NUL")
         rawValue = name
     }
 
@@ -42,9 +35,5 @@ public struct AccessGroup: RawRepresentable, Hashable, Sendable, ExpressibleBySt
         return AccessGroup(rawValue: name) ?? "swift-deviceid"
     }()
 
-    private static func problem(with name: String) -> String? {
-        if name.isEmpty { return "the access group name is empty" }
-        if name.utf8.contains(0) { return "the access group name contains a NUL character" }
-        return nil
-    }
+    private static func isValid(_ name: String) -> Bool { !name.isEmpty && !name.utf8.contains(0) }
 }

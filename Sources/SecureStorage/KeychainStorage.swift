@@ -12,8 +12,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     public let account: String
     /// The access group (keyring `service` attribute) the item lives in.
     public let accessGroup: AccessGroup
-    /// Whether the value is kept in memory after a read or a save.
-    public let cacheable: Bool
+    private let cacheable: Bool
 
     private let keyring: KeyringClient
     private let codec: StorageCodec<T>

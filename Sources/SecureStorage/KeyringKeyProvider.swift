@@ -91,9 +91,6 @@ public final class KeyringKeyProvider: KeyProvider {
         return result
     }
 
-    /// Drops the in-memory copy, so the next use reads the keyring again.
-    public func forgetCachedKey() { cached.withLock { $0 = nil } }
-
     private func validate(_ key: KeyringSecret) throws {
         guard key.count == AES256GCM.keySize else {
             throw SecureStorageError.invalidKey("the keyring item service=\(item.accessGroup) account=\(item.account) "

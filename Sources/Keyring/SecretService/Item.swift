@@ -75,7 +75,7 @@ extension OpenService {
 }
 
 extension KeyringItem {
-    /// An item from the `a{sv}` of its `org.freedesktop.Secret.Item` properties; a property the provider
+    /// An item from the `a{sv}` of its Item interface properties; a property the provider
     /// leaves out reads as empty (or the epoch).
     init(path: String, properties: OpaquePointer) {
         func value(_ name: String, _ type: String) -> OpaquePointer? {
