@@ -4,21 +4,22 @@ import FoundationEssentials
 /// Collection interface calls on an open service. Blocking: run them on a worker thread only.
 extension OpenService {
     /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
-    /// One D-Bus round trip; answers at once on a locked collection (with nothing, on some providers).
+    /// One D-Bus round trip, `Collection.SearchItems`; answers at once on a locked collection (with nothing, on
+    /// some providers).
     func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: CallContext) throws -> [String] {
         let reply = try send(.searchItems(attributes, inCollection: collectionPath), call)
         defer { g_variant_unref(reply) }
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
-    /// Whether the collection at `path` (or alias path) is locked: its `Locked` property.
+    /// Whether the collection at `path` (or alias path) is locked: its `Locked` property (`Properties.Get`).
     func isLocked(collection path: String, _ call: CallContext) throws -> Bool {
         let reply = try send(.collectionLocked(path), call)
         defer { g_variant_unref(reply) }
         return try Self.lockState(in: reply)
     }
 
-    /// Adds an item to the collection at `collectionPath` (never replacing one: some providers ask the user
+    /// Adds an item to the collection at `collectionPath` by `Collection.CreateItem` (never replacing one: some providers ask the user
     /// before they replace an item another program wrote). Returns the new item's path.
     ///
     /// Some providers answer with a prompt even for an unlocked collection (KeePassXC always does). Such a

@@ -3,14 +3,14 @@ import FoundationEssentials
 
 /// Item interface calls on an open service. Blocking unless marked otherwise: run them on a worker thread.
 extension OpenService {
-    /// Whether the item at `path` is locked: its `Locked` property.
+    /// Whether the item at `path` is locked: its `Locked` property (`Properties.Get`).
     func isLocked(item path: String, _ call: CallContext) throws -> Bool {
         let reply = try send(.property("Locked", of: path, interface: SecretServiceNames.Interface.item), call)
         defer { g_variant_unref(reply) }
         return try Self.lockState(in: reply)
     }
 
-    /// The item at `path` with its label, attributes, times and lock state: one `GetAll` of its properties.
+    /// The item at `path` with its label, attributes, times and lock state: one `Properties.GetAll` of its Item interface.
     func item(at path: String, _ call: CallContext) throws -> KeyringItem {
         var arguments: [OpaquePointer?] = [g_variant_new_string(SecretServiceNames.Interface.item)]
         let reply = try callMethod(
@@ -22,7 +22,7 @@ extension OpenService {
         return KeyringItem(path: path, properties: properties)
     }
 
-    /// The secret of the item at `path`, through our transfer session. One D-Bus round trip.
+    /// The secret of the item at `path`, through our transfer session: one `Item.GetSecret`.
     func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret {
         var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
         let reply = try callMethod(

@@ -8,6 +8,7 @@ import CLibSecret
 /// (measured: KeePassXC 2.7.4 can crash under concurrent writes, and a libsecret prompt then waits forever).
 extension OpenService {
     /// The prompt's result (`nil` when it was dismissed), checked to be of `type` when one is given. Unref it when done.
+    /// D-Bus: `Prompt.Prompt`, then the `Prompt.Completed` signal; `Prompt.Dismiss` when giving up.
     func runPrompt(at path: String, returning type: String?, _ call: CallContext) throws -> OpaquePointer? {
         call.armDeadline()
         let context = g_main_context_new()!
@@ -78,7 +79,8 @@ extension OpenService {
         }
     }
 
-    /// Dismisses the prompt at `path` without waiting for the answer (the provider may be the reason we gave up).
+    /// Dismisses the prompt at `path` (`Prompt.Dismiss`) without waiting for the answer (the provider may be the
+    /// reason we gave up).
     func dismissPrompt(at path: String) {
         g_dbus_connection_call(
             connection, owner, path, SecretServiceNames.Interface.prompt, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,

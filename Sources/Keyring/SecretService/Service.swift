@@ -6,7 +6,8 @@ import FoundationEssentials
 extension OpenService {
     /// Every collection, whether it is locked, and the items in it that `attributes` address: one round trip
     /// of latency while the collections are those seen last (the list is asked again in the same batch),
-    /// two when they changed.
+    /// two when they changed. D-Bus: the Service's `Collections` property, then each collection's `Locked`
+    /// property and `Collection.SearchItems`, pipelined.
     func lockStatesAndMatches(
         _ attributes: KeyringAttributes, _ call: CallContext
     ) throws -> [(collection: String, locked: Bool, matches: [String])] {

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// The transfer session: opening a plain one by a direct call, and coding secrets for the session in use
 /// (an encrypted session's coding is libsecret's).
 extension OpenService {
-    /// Opens a plain session by a direct `OpenSession` call; returns the daemon's unique name and the session path.
+    /// Opens a plain session by a direct `Service.OpenSession` call; returns the daemon's unique name and the session path.
     static func openPlainSession(on connection: OpaquePointer, _ call: CallContext) throws -> (owner: String, path: String) {
         let message = g_dbus_message_new_method_call(
             SecretServiceNames.busName, SecretServiceNames.servicePath, SecretServiceNames.Interface.service, "OpenSession")
