@@ -3,6 +3,7 @@ import Keyring
 import Logging
 import OpenSSLSupport
 import SecureStorage
+import Synchronization
 
 /// The device identity: an RSA key pair kept in the user's keyring, whose id is the lowercase hex SHA-256 of
 /// the PKCS#1 DER public key — the same id iOS computes for the same key.
@@ -20,7 +21,9 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let encryptor: SecuredKeyEncryptor?
     private let legacySources: [any LegacyIdentifierSource]
     private let logger: Logger
-    private var cached: LoadedIdentity?
+    /// The identity once loaded: read without entering the actor, so cached calls stay on the caller's executor.
+    /// Written only under `serial`, so a deletion never races a load into caching what it deleted.
+    private let cached = Mutex<LoadedIdentity?>(nil)
     // Loads and deletions take turns, so a deletion never races a load into caching what it deleted,
     // and concurrent callers wait for the one load (or generation) under way.
     private let serial = AsyncLock()
@@ -74,14 +77,19 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         self.logger = logger ?? .silent
     }
 
-    /// The identifier, created on first use. Cached in memory afterwards.
-    public var id: String {
-        get async throws { try await identity().id }
+    /// The identifier, created on first use. Cached in memory afterwards: then it returns on the caller's
+    /// executor, without a hop.
+    public nonisolated(nonsending) var id: String {
+        get async throws {
+            if let id = cached.withLock({ $0?.identity.id }) { return id }
+            return try await loaded(creating: true).identity.id
+        }
     }
 
     /// The identity with its origin, source and public key. Concurrent callers share one load or generation.
-    public func identity() async throws -> DeviceIdentity {
-        try await loaded(creating: true).identity
+    public nonisolated(nonsending) func identity() async throws -> DeviceIdentity {
+        if let identity = cached.withLock({ $0?.identity }) { return identity }
+        return try await loaded(creating: true).identity
     }
 
     /// The identity kept in the keyring, never creating or adopting one: ``DeviceIdentifierError/keychainItemNotFound``
@@ -92,13 +100,13 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// The cached identity, loading (or, when `creating`, generating) it once.
     private func loaded(creating: Bool) async throws -> LoadedIdentity {
-        if let cached { return cached }
+        if let cached = cached.withLock({ $0 }) { return cached }
         do {
             return try await serial.withLock {
-                if let cached { return cached }
+                if let cached = cached.withLock({ $0 }) { return cached }
                 let loaded = try await load(creating: creating)
                 // Later callers read the keyring copy, whatever this call did.
-                cached = loaded.fromKeyring
+                cached.withLock { $0 = loaded.fromKeyring }
                 return loaded
             }
         } catch {
@@ -108,7 +116,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// Forgets the in-memory copy; the next call reads the keyring again.
     public func clearCache() {
-        cached = nil
+        cached.withLock { $0 = nil }
     }
 
     /// Deletes the identity and every legacy identifier, then creates and returns a new identifier.
@@ -122,7 +130,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     public func delete() async throws {
         do {
             try await serial.withLock {
-                cached = nil
+                cached.withLock { $0 = nil }
                 try await storage.delete()
                 for source in legacySources { try await source.remove() }
             }

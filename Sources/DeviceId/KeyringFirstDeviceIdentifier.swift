@@ -1,4 +1,5 @@
 import SecureStorage
+import Synchronization
 
 /// The identifierForVendor-plus-Keychain pattern: the identifier kept in the keyring wins; when there is
 /// definitely none, the backup identifier's value is written to the keyring and used from then on, so it
@@ -6,7 +7,7 @@ import SecureStorage
 public actor KeyringFirstDeviceIdentifier: DeviceIdentifier {
     private let storage: any CreatingStorage<String>
     private let backup: any DeviceIdentifier
-    private var cached: String?
+    private let cached = Mutex<String?>(nil)
 
     /// Reads `storage` first and falls back to `backup`.
     public init(storage: any CreatingStorage<String>, backup: any DeviceIdentifier) {
@@ -14,14 +15,14 @@ public actor KeyringFirstDeviceIdentifier: DeviceIdentifier {
         self.backup = backup
     }
 
-    /// The keyring's identifier, or the backup's, written back.
-    public var id: String {
+    /// The keyring's identifier, or the backup's, written back; once read, returned on the caller's executor.
+    public nonisolated(nonsending) var id: String {
         get async throws {
-            if let cached { return cached }
+            if let id = cached.withLock({ $0 }) { return id }
             let backup = backup
             do {
                 let id = try await storage.get(orCreate: { try await backup.id }).value
-                cached = id
+                cached.withLock { $0 = id }
                 return id
             } catch {
                 throw DeviceIdentifierError.wrapping(error)

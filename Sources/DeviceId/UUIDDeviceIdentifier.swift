@@ -2,6 +2,7 @@ import FoundationEssentials
 import Keyring
 import OpenSSLSupport
 import SecureStorage
+import Synchronization
 
 /// A random UUID kept in the keyring; the id is the lowercase hex SHA-256 of its 16 raw bytes.
 /// Simpler than the key pair (nothing to sign with), as stable, and created once across processes.
@@ -11,7 +12,7 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
 
     private let storage: any CreatingStorage<UUID>
     private let rejectedAccount: String?
-    private var cached: String?
+    private let cached = Mutex<String?>(nil)
 
     /// Keeps the UUID as `account` in `accessGroup`. An empty account, or one the library keeps its other
     /// items under, makes every call throw ``DeviceIdentifierError/invalidAccount(_:)``.
@@ -27,12 +28,12 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
         rejectedAccount = nil
     }
 
-    /// The identifier of ``uuid()``.
-    public var id: String {
+    /// The identifier of ``uuid()``; once read, returned on the caller's executor without a hop.
+    public nonisolated(nonsending) var id: String {
         get async throws {
-            if let cached { return cached }
+            if let id = cached.withLock({ $0 }) { return id }
             let id = Self.identifier(of: try await uuid())
-            cached = id
+            cached.withLock { $0 = id }
             return id
         }
     }

@@ -166,7 +166,7 @@ extension KeyringClient {
     }
 
     /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
-    func perform<Result: Sendable>(
+    nonisolated(nonsending) func perform<Result: Sendable>(
         spent: Duration = .zero,
         _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
     ) async throws -> Result {

@@ -115,7 +115,7 @@ public struct KeyringClient: Sendable {
     /// does), the read unlocks it under ``UnlockPolicy/interactive`` and throws ``KeyringError/locked(collection:)``
     /// under ``UnlockPolicy/nonInteractive`` — unless an unlocked collection holds a match, which is read.
     /// A match in a locked collection is unlocked or ``KeyringError/locked(collection:)`` the same way; never `nil`.
-    public func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
+    public nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
         let started = ContinuousClock.now

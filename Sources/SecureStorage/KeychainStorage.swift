@@ -47,7 +47,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     }
 
     /// Encodes, seals and stores `item`, replacing the value kept before.
-    public func save(item: T) async throws {
+    public nonisolated(nonsending) func save(item: T) async throws {
         try await serialized {
             var encoded = try await codec.encode(item)
             defer { encoded.resetBytes(in: 0..<encoded.count) }
@@ -58,7 +58,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     }
 
     /// The value kept, or `nil` when the keyring definitely has no such item.
-    public func get() async throws -> T? {
+    public nonisolated(nonsending) func get() async throws -> T? {
         if cacheable, let cached = cache.withLock({ $0 }) { return cached }
         return try await serialized {
             guard let stored = try await keyring.secret(matching: codec.item.attributes) else { return nil }
@@ -75,7 +75,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The read and the save happen under the keyring's per-user creation lock for this item, so
     /// concurrent callers — tasks here, or other processes using this library — make one value. The save
     /// never replaces an item: if a program that does not take the lock wrote one meanwhile, that one is returned.
-    public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
+    public nonisolated(nonsending) func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
         // The common case, an existing value, takes no lock.
         if let existing = try await get() { return (existing, false) }
         return try await keyring.withCreationLock(for: codec.item.attributes) {
@@ -106,7 +106,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     }
 
     /// Removes the item (and the cached value).
-    public func delete() async throws {
+    public nonisolated(nonsending) func delete() async throws {
         try await serialized {
             try await keyring.deleteAll(matching: codec.item.attributes)
             cache.withLock { $0 = nil }
@@ -118,7 +118,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
 
     /// Runs `body` in order with other cache-touching calls when cacheable; otherwise just runs it
     /// (the keyring orders its own writes).
-    private func serialized<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
+    private nonisolated(nonsending) func serialized<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
         guard cacheable else { return try await body() }
         do {
             return try await serial.withLock(body)

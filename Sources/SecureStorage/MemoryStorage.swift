@@ -14,19 +14,19 @@ public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
     }
 
     /// Encodes, seals and keeps `item`.
-    public func save(item: T) async throws {
+    public nonisolated(nonsending) func save(item: T) async throws {
         let data = try await codec.encode(item)
         stored.withLock { $0 = data }
     }
 
     /// The value kept, or `nil`.
-    public func get() async throws -> T? {
+    public nonisolated(nonsending) func get() async throws -> T? {
         guard let data = stored.withLock({ $0 }) else { return nil }
         return try await codec.decode(data)
     }
 
     /// The value kept; only when there is none, saves `make()`'s value (once, with concurrent callers).
-    public func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
+    public nonisolated(nonsending) func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
         do {
             return try await creation.withLock { try await readOrSave(make) }
         } catch is CancellationError {
@@ -35,7 +35,7 @@ public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
     }
 
     /// Forgets the value.
-    public func delete() async throws {
+    public nonisolated(nonsending) func delete() async throws {
         stored.withLock { $0 = nil }
     }
 }

@@ -12,7 +12,7 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
     private var sealsEnvelopes: Bool { encryptor is AESGCMEncryptor || encryptor is SecuredKeyEncryptor }
 
     /// The stored bytes for `value`. With an encryptor that encrypts, the JSON plaintext is wiped afterwards.
-    func encode(_ value: T) async throws -> Data {
+    nonisolated(nonsending) func encode(_ value: T) async throws -> Data {
         var json: Data
         do {
             json = try JSONEncoder().encode(value)
@@ -27,13 +27,14 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
     /// The value in stored bytes. Bytes saved with encryption read without it (or the reverse) are
     /// ``SecureStorageError/encryptionMismatch(storedEncrypted:)``: a JSON text starts with `{`, `[` or `"`
     /// (or a digit, `t`, `f`, `n`), an envelope with its format version, 1.
-    func decode(_ stored: Data) async throws -> T {
+    nonisolated(nonsending) func decode(_ stored: Data) async throws -> T {
         if let first = stored.first {
             if sealsEnvelopes && jsonFirstBytes.contains(first) { throw SecureStorageError.encryptionMismatch(storedEncrypted: false) }
             if !encrypts && first == Envelope.version { throw SecureStorageError.encryptionMismatch(storedEncrypted: true) }
         }
-        var json = try await encryptor.decrypt(data: stored, for: item)
-        defer { json.resetBytes(in: 0..<json.count) }
+        // Plain values skip the encryptor (and the hop an `async` call to it may cost).
+        var json = encrypts ? try await encryptor.decrypt(data: stored, for: item) : stored
+        defer { if encrypts { json.resetBytes(in: 0..<json.count) } }
         do {
             return try JSONDecoder().decode(T.self, from: json)
         } catch {

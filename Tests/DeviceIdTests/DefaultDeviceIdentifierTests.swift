@@ -53,6 +53,40 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
+    @MainActor
+    private static func idOnMainActor(_ identifier: DefaultDeviceIdentifier) async throws -> String { try await identifier.id }
+
+    @MainActor
+    @Test("From the main actor too: concurrent callers share one generation, and a deletion never lets a load cache what it deleted")
+    func mainActorCallers() async throws {
+        // In-memory storage: the ordering logic, apart from any keyring.
+        let counter = GenerationCounter()
+        let storage = MemoryStorage<StoredDeviceIdentity>()
+        let identifier = try DefaultDeviceIdentifier(storage: storage, logger: counter.logger)
+        let ids = try await withThrowingTaskGroup(of: String.self) { callers in
+            for index in 0..<64 {
+                if index.isMultiple(of: 2) {
+                    callers.addTask { try await Self.idOnMainActor(identifier) }
+                } else {
+                    callers.addTask { try await (identifier as any DeviceIdentifier).id }
+                }
+            }
+            var ids: [String] = []
+            for try await id in callers { ids.append(id) }
+            return ids
+        }
+        #expect(Set(ids).count == 1 && counter.value == 1)
+        #expect(try await identifier.id == ids[0])   // cached, on the main actor
+
+        for _ in 0..<20 {
+            async let loading = identifier.id
+            try await identifier.delete()
+            _ = try? await loading
+            let now = try await identifier.id
+            #expect(try await storage.get()?.id == now, "a deleted identity was served from the cache")
+        }
+    }
+
     @Test("Key sizes other than 2048, 3072 and 4096 are rejected; 3072 works")
     func keySizes() async throws {
         #expect(throws: DeviceIdentifierError.invalidKeySize(1024)) {

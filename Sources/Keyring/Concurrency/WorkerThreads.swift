@@ -54,7 +54,7 @@ enum BlockingExecutor {
 
     /// Runs `body` on a worker thread, bounded by `timeout` and cancelled with the calling task.
     /// Errors leave as ``KeyringError``.
-    static func run<Result: Sendable>(
+    nonisolated(nonsending) static func run<Result: Sendable>(
         timeout: Duration,
         spent: Duration = .zero,
         _ body: @escaping @Sendable (CallContext) throws -> Result

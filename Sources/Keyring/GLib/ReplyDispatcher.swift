@@ -85,7 +85,7 @@ final class ReplyDispatcher: Sendable {
 
     /// Sends `message` on `connection` and awaits its reply, at most `timeout`; task cancellation gives up.
     /// Sending does not block: it queues the message for GDBus's thread.
-    func send(_ message: OpaquePointer, on connection: OpaquePointer, timeout: Duration) async throws -> Reply {
+    nonisolated(nonsending) func send(_ message: OpaquePointer, on connection: OpaquePointer, timeout: Duration) async throws -> Reply {
         // The serial is known only once sent; cancellation may come before.
         let state = Mutex<(serial: UInt32?, cancelled: Bool)>((nil, false))
         return try await withTaskCancellationHandler {
