@@ -1,0 +1,93 @@
+import DeviceId
+import Foundation
+import SecureStorage
+
+/// Where a hot path is called from: the main actor (a GTK main loop, a command's top-level code), or a task
+/// off every actor. The same loop runs in both, so a row's two numbers differ only by the caller.
+enum Caller: String, CaseIterable {
+    case mainActor = "from the main actor"
+    case nonisolated = "from a nonisolated task"
+
+    /// Average microseconds per `id` of `identifier` (already cached), seen through `any DeviceIdentifier`.
+    func cachedID(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
+        switch self {
+        case .mainActor: try await Self.cachedIDOnMainActor(identifier, calls: calls)
+        case .nonisolated: try await Self.cachedIDNonisolated(identifier, calls: calls)
+        }
+    }
+
+    /// Per-call microseconds of `storage.get()`, sorted, `calls` times after a warm-up.
+    func gets<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
+        switch self {
+        case .mainActor: try await Self.getsOnMainActor(storage, calls: calls)
+        case .nonisolated: try await Self.getsNonisolated(storage, calls: calls)
+        }
+    }
+
+    /// Average microseconds per `get()` of a cacheable `storage` already read once.
+    func cachedGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+        _ = try await storage.get()
+        switch self {
+        case .mainActor: return try await Self.cachedGetOnMainActor(storage, calls: calls)
+        case .nonisolated: return try await Self.cachedGetNonisolated(storage, calls: calls)
+        }
+    }
+
+    @MainActor
+    private static func cachedGetOnMainActor<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<calls { _ = try await storage.get() }
+        return microseconds(since: start) / Double(calls)
+    }
+
+    @concurrent
+    private static func cachedGetNonisolated<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<calls { _ = try await storage.get() }
+        return microseconds(since: start) / Double(calls)
+    }
+
+    @MainActor
+    private static func cachedIDOnMainActor(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<calls { _ = try await identifier.id }
+        return microseconds(since: start) / Double(calls)
+    }
+
+    @concurrent
+    private static func cachedIDNonisolated(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<calls { _ = try await identifier.id }
+        return microseconds(since: start) / Double(calls)
+    }
+
+    @MainActor
+    private static func getsOnMainActor<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
+        for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
+        var samples: [Double] = []
+        for _ in 0..<calls {
+            let start = ContinuousClock.now
+            _ = try await storage.get()
+            samples.append(microseconds(since: start))
+        }
+        return Samples(sorted: samples)
+    }
+
+    @concurrent
+    private static func getsNonisolated<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
+        for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
+        var samples: [Double] = []
+        for _ in 0..<calls {
+            let start = ContinuousClock.now
+            _ = try await storage.get()
+            samples.append(microseconds(since: start))
+        }
+        return Samples(sorted: samples)
+    }
+}
+
+/// Microseconds since `start`.
+func microseconds(since start: ContinuousClock.Instant) -> Double {
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+}
