@@ -188,7 +188,7 @@ _deviceid_id() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -200,6 +200,10 @@ _deviceid_id() {
         return
         ;;
     '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
         return
         ;;
     '--key-size')
@@ -213,7 +217,7 @@ _deviceid_regenerate() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -225,6 +229,10 @@ _deviceid_regenerate() {
         return
         ;;
     '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
         return
         ;;
     '--key-size')
@@ -264,7 +272,7 @@ _deviceid_public-key() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size --format)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --format)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -276,6 +284,10 @@ _deviceid_public-key() {
         return
         ;;
     '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
         return
         ;;
     '--key-size')
@@ -291,9 +303,9 @@ _deviceid_public-key() {
 
 _deviceid_sign() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --der --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size --algorithm)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --algorithm)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -307,12 +319,16 @@ _deviceid_sign() {
     '--account')
         return
         ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
+        return
+        ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
         return
         ;;
     '--algorithm')
-        __deviceid_add_completions -W 'RS256'$'\n''PS256'
+        __deviceid_add_completions -W 'RS256'$'\n''PS256'$'\n''ES256'
         return
         ;;
     esac
@@ -322,7 +338,7 @@ _deviceid_info() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -334,6 +350,10 @@ _deviceid_info() {
         return
         ;;
     '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
         return
         ;;
     '--key-size')
@@ -347,7 +367,7 @@ _deviceid_delete() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --all --force --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -359,6 +379,10 @@ _deviceid_delete() {
         return
         ;;
     '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
         return
         ;;
     '--key-size')

@@ -54,7 +54,7 @@ _deviceid() {
             'regenerate:Replace the identity (and any legacy identifier) with a new one for good, and print its id.'
             'uuid:Print the UUID identifier: the SHA-256 of a random UUID kept in the keyring, as Ping'\''s UUID identifier.'
             'app-id:Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
-            'public-key:Print the identity'\''s public key (SPKI PEM, PKCS#1 DER as hex, or JWK).'
+            'public-key:Print the identity'\''s public key (SPKI PEM, the bytes the id hashes as hex, or JWK).'
             'sign:Sign standard input with the device key; print the signature as base64url.'
             'info:Print the identity as one JSON object.'
             'delete:Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.'
@@ -76,12 +76,14 @@ _deviceid() {
 
 _deviceid_id() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
@@ -96,12 +98,14 @@ _deviceid_id() {
 
 _deviceid_regenerate() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
@@ -146,6 +150,7 @@ _deviceid_app-id() {
 
 _deviceid_public-key() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
     local -ar ___format=('pem' 'der-hex' 'jwk')
     local -ar arg_specs=(
@@ -153,12 +158,13 @@ _deviceid_public-key() {
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
-        '--format[pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.]:format:{__deviceid_complete "${___format[@]}"}'
+        '--format[pem, der-hex (the bytes the id hashes\: PKCS#1 DER for RSA, the X9.63 point for P-256) or jwk.]:format:{__deviceid_complete "${___format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -169,19 +175,22 @@ _deviceid_public-key() {
 
 _deviceid_sign() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
-    local -ar ___algorithm=('RS256' 'PS256')
+    local -ar ___algorithm=('RS256' 'PS256' 'ES256')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
         '--json[Print a JSON object instead of plain text.]'
-        '--algorithm[RS256 or PS256.]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
+        '--algorithm[RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default\: RS256 or ES256, by the key)]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
+        '--der[Write an ES256 signature as DER rather than raw r‖s.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -192,12 +201,14 @@ _deviceid_sign() {
 
 _deviceid_info() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
@@ -213,12 +224,14 @@ _deviceid_info() {
 
 _deviceid_delete() {
     local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
         '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'

@@ -16,7 +16,7 @@ do {
 
     // Device → server: the public key (here as JWK; PEM and PKCS#1 DER work too) and the id.
     let publicKey = try await device.publicKey()
-    let registration = (id: try await device.id, jwk: try publicKey.jwkJSON(), der: publicKey.pkcs1DER)
+    let registration = (id: try await device.id, jwk: try publicKey.jwkJSON(), der: publicKey.externalRepresentation)
     print("Registered device \(registration.id)")
     print("  key thumbprint (RFC 7638): \(try publicKey.jwkThumbprint())")
 

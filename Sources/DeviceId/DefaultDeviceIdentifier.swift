@@ -146,11 +146,14 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     }
 
     /// Signs `data` with the device's private key, so a server holding ``publicKey()`` can check the device holds it.
-    /// Creates the identity on first use, as ``identity()`` does; call ``existingIdentity()`` first to never create one.
-    public func sign(_ data: Data, algorithm: SignatureAlgorithm = .rs256) async throws -> Data {
+    /// `algorithm` defaults to the key type's (RS256 for RSA, ES256 for P-256); an ES256 signature is raw `r‖s`
+    /// unless `encoding` asks for DER. Creates the identity on first use, as ``identity()`` does; call
+    /// ``existingIdentity()`` first to never create one.
+    public func sign(_ data: Data, algorithm: SignatureAlgorithm? = nil, encoding: SignatureEncoding = .raw) async throws -> Data {
         guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+        let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
         do {
-            return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm) }
+            return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm, encoding: encoding) }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -175,7 +178,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                         return adopted
                     }
                 }
-                return try await Self.generate(keySize: configuration.keySize, logger: logger)
+                return try await Self.generate(configuration, logger: logger)
             })
         } else {
             guard let existing = try await storage.get() else { throw DeviceIdentifierError.keychainItemNotFound }
@@ -186,8 +189,9 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         let valid = try stored.validated()
         let identity = DeviceIdentity(
             id: valid.id, origin: valid.origin, isNew: created,
-            publicKey: try valid.publicKey.map { try DevicePublicKey(pkcs1DER: $0) }, created: valid.created)
-        return LoadedIdentity(identity: identity, signingKey: stored.privateKey.map { SigningKey(privateKeyPKCS1: $0) })
+            publicKey: try valid.publicKey.map { try DevicePublicKey(externalRepresentation: $0, keyType: valid.resolvedKeyType) },
+            created: valid.created)
+        return LoadedIdentity(identity: identity, signingKey: stored.privateKey.map { SigningKey(privateKey: $0, keyType: valid.resolvedKeyType) })
     }
 
     /// The legacy identity `source` holds as a record to store, checked before anything is written; `nil` when
@@ -202,20 +206,29 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         }
     }
 
-    private static func generate(keySize: Int, logger: Logger) async throws -> StoredDeviceIdentity {
+    private static func generate(_ configuration: DeviceIdentifierConfiguration, logger: Logger) async throws -> StoredDeviceIdentity {
         let started = ContinuousClock.now
+        let (keyType, keySize) = (configuration.keyType, configuration.keySize)
         let stored = try await WorkerThreads.run {
             do {
-                let key = try RSAKey.generate(bits: keySize)
-                let publicKey = try key.publicKeyPKCS1()
+                let (publicKey, privateKey): (Data, Data)
+                switch keyType {
+                case .rsa:
+                    let key = try RSAKey.generate(bits: keySize)
+                    (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.privateKeyPKCS1())
+                case .p256:
+                    let key = try P256Key.generate()
+                    (publicKey, privateKey) = (try key.publicKeyX963(), try key.privateKeyX963())
+                }
                 return StoredDeviceIdentity(
-                    id: Digest.sha256(publicKey).hexString, origin: .generated, publicKey: publicKey, privateKey: try key.privateKeyPKCS1())
+                    id: Digest.sha256(publicKey).hexString, origin: .generated, keyType: keyType, publicKey: publicKey, privateKey: privateKey)
             } catch let failure as OpenSSLFailure {
                 throw DeviceIdentifierError.keyGenerationFailed(failure.description)
             }
         }
-        logger.notice("generated a new device identity",
-                      metadata: ["keySize": "\(keySize)", "elapsed": "\(ContinuousClock.now - started)"])
+        logger.notice("generated a new device identity", metadata: [
+            "keyType": "\(keyType.rawValue)", "keySize": "\(keyType == .rsa ? keySize : 256)", "elapsed": "\(ContinuousClock.now - started)",
+        ])
         return stored
     }
 }

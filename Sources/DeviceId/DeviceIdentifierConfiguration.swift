@@ -1,8 +1,10 @@
 import SecureStorage
 
-/// How ``DefaultDeviceIdentifier`` keeps its identity: key size, keyring account, encryption, access group.
+/// How ``DefaultDeviceIdentifier`` keeps its identity: key type and size, keyring account, encryption, access group.
 public struct DeviceIdentifierConfiguration: Sendable, Hashable {
-    /// RSA modulus size in bits: 2048, 3072 or 4096.
+    /// The kind of key pair a new identity gets: RSA (the default, as Ping's SDK) or P-256.
+    public var keyType: DeviceKeyType
+    /// RSA modulus size in bits: 2048, 3072 or 4096 (P-256 keys ignore it).
     public var keySize: Int
     /// The keyring account (item name) the identity is stored under.
     public var keychainAccount: String
@@ -16,7 +18,10 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public static let defaultAccount = "swift-deviceid.device-identifier"
 
     /// Describes an identity. The key size is checked when an identifier is created.
-    public init(keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: AccessGroup = .default) {
+    public init(
+        keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: AccessGroup = .default, keyType: DeviceKeyType = .rsa
+    ) {
+        self.keyType = keyType
         self.keySize = keySize
         self.keychainAccount = keychainAccount
         self.useEncryption = useEncryption
@@ -43,7 +48,7 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
 
     /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)``.
     func validated() throws -> Self {
-        guard Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
+        guard keyType != .rsa || Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
         guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)
         }

@@ -13,6 +13,8 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case invalidPublicKey(String)
     /// OpenSSL could not sign with the device key (the detail is its reason).
     case signingFailed(String)
+    /// The signature algorithm does not fit the identity's key type (ES256 with RSA, RS256 or PS256 with P-256).
+    case invalidAlgorithm(String)
     /// The identity has no public key to export (a legacy identifier adopted without one).
     case publicKeyExtractionFailed
     /// OpenSSL could not encode the public key for export (SPKI, JWK numbers).
@@ -28,7 +30,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     /// The stored identity was saved with encryption and this identifier has it off (`storedEncrypted` true),
     /// or the reverse. Nothing is wrong with the data.
     case encryptionMismatch(storedEncrypted: Bool)
-    /// Key sizes are 2048, 3072 or 4096 bits.
+    /// RSA key sizes are 2048, 3072 or 4096 bits.
     case invalidKeySize(Int)
     /// The account is empty, or one the library keeps its own items under.
     case invalidAccount(String)
@@ -74,9 +76,11 @@ extension DeviceIdentifierError: CustomStringConvertible {
         case .keyGenerationFailed(let detail):
             "OpenSSL could not generate the RSA key pair (\(detail)); nothing was written"
         case .invalidPublicKey(let detail):
-            "not a PKCS#1 RSA public key (\(detail))"
+            "not a usable public key (\(detail))"
         case .signingFailed(let detail):
             "OpenSSL could not sign with the device key (\(detail))"
+        case .invalidAlgorithm(let detail):
+            "\(detail); use ES256 with a P-256 identity, RS256 or PS256 with an RSA one"
         case .publicKeyExtractionFailed:
             "this identity has no public key: it was adopted from a legacy identifier without one "
                 + "(`deviceid regenerate` would make a key pair, replacing the identity and its id for good)"

@@ -3,28 +3,43 @@ import OpenSSLSupport
 
 /// The device key's public half, in the forms servers take.
 public struct DevicePublicKey: Sendable, Hashable {
-    /// PKCS#1 `RSAPublicKey` DER: the bytes Apple's `SecKeyCopyExternalRepresentation` returns, and what the id hashes.
-    public let pkcs1DER: Data
+    /// RSA or P-256.
+    public let keyType: DeviceKeyType
+    /// The bytes Apple's `SecKeyCopyExternalRepresentation` returns, and what the id hashes: PKCS#1
+    /// `RSAPublicKey` DER for RSA, the X9.63 uncompressed point `04‖X‖Y` (65 bytes) for P-256.
+    public let externalRepresentation: Data
 
-    /// Wraps PKCS#1 DER, checking that it is exactly one RSA public key
+    /// Wraps a key's external representation, checking that it is exactly one key of `keyType`
     /// (``DeviceIdentifierError/invalidPublicKey(_:)`` otherwise).
-    public init(pkcs1DER: Data) throws {
-        self.pkcs1DER = pkcs1DER
+    public init(externalRepresentation: Data, keyType: DeviceKeyType) throws {
+        self.keyType = keyType
+        self.externalRepresentation = externalRepresentation
         _ = try key()
     }
 
-    /// The modulus size in bits.
-    public var keySize: Int { (try? key().bits) ?? 0 }   // parsed in `init`: never 0
+    /// Wraps PKCS#1 `RSAPublicKey` DER.
+    public init(pkcs1DER: Data) throws {
+        try self.init(externalRepresentation: pkcs1DER, keyType: .rsa)
+    }
 
-    /// The identifier a key gives: lowercase hex SHA-256 of its PKCS#1 DER (64 characters).
-    public var identifier: String { Digest.sha256(pkcs1DER).hexString }
+    /// The key size in bits: the RSA modulus, or 256.
+    public var keySize: Int {
+        switch try? key() {
+        case .rsa(let key): key.bits
+        case .p256: 256
+        case nil: 0   // parsed in `init`: never
+        }
+    }
+
+    /// The identifier a key gives: lowercase hex SHA-256 of its external representation (64 characters).
+    public var identifier: String { Digest.sha256(externalRepresentation).hexString }
 
     /// The legacy FRAuth identifier of the same key: lowercase hex SHA-1 (40 characters). Throws
     /// ``DeviceIdentifierError/cryptoFailure(_:)`` where OpenSSL has SHA-1 switched off.
     public var legacyIdentifier: String {
         get throws {
             do {
-                return try Digest.sha1(pkcs1DER).hexString
+                return try Digest.sha1(externalRepresentation).hexString
             } catch {
                 throw DeviceIdentifierError.cryptoFailure(error.description)
             }
@@ -35,9 +50,12 @@ public struct DevicePublicKey: Sendable, Hashable {
     public func spkiDER() throws -> Data {
         let key = try key()
         do {
-            return try key.publicKeySPKI()
+            switch key {
+            case .rsa(let key): return try key.publicKeySPKI()
+            case .p256(let key): return try key.publicKeySPKI()
+            }
         } catch {
-            throw DeviceIdentifierError.externalRepresentationFailed(error.description)
+            throw DeviceIdentifierError.externalRepresentationFailed(String(describing: error))
         }
     }
 
@@ -47,35 +65,57 @@ public struct DevicePublicKey: Sendable, Hashable {
         return "-----BEGIN PUBLIC KEY-----\n\(body)\n-----END PUBLIC KEY-----\n"
     }
 
-    /// The JSON Web Key members (`kty`, `n`, `e`).
+    /// The JSON Web Key members: `kty`, `n`, `e` for RSA; `kty`, `crv`, `x`, `y` for P-256.
     public func jwk() throws -> [String: String] {
-        let key = try key()
-        let numbers: (modulus: Data, exponent: Data)
-        do {
-            numbers = try key.publicNumbers()
-        } catch {
-            throw DeviceIdentifierError.externalRepresentationFailed(error.description)
+        switch try key() {
+        case .rsa(let key):
+            let numbers: (modulus: Data, exponent: Data)
+            do {
+                numbers = try key.publicNumbers()
+            } catch {
+                throw DeviceIdentifierError.externalRepresentationFailed(error.description)
+            }
+            return ["kty": "RSA", "n": numbers.modulus.base64URLEncoded, "e": numbers.exponent.base64URLEncoded]
+        case .p256:
+            let point = externalRepresentation
+            let size = P256Key.coordinateSize
+            return ["kty": "EC", "crv": "P-256", "x": point[1...size].base64URLEncoded, "y": point[(size + 1)...].base64URLEncoded]
         }
-        return ["kty": "RSA", "n": numbers.modulus.base64URLEncoded, "e": numbers.exponent.base64URLEncoded]
     }
 
-    /// The JWK as compact JSON text, members in lexicographic order.
+    /// The JWK as compact JSON text, members in lexicographic order (RFC 7638's canonical form).
     public func jwkJSON() throws -> String {
         let jwk = try jwk()
-        return "{\"e\":\"\(jwk["e"]!)\",\"kty\":\"RSA\",\"n\":\"\(jwk["n"]!)\"}"
+        return "{" + jwk.keys.sorted().map { "\"\($0)\":\"\(jwk[$0]!)\"" }.joined(separator: ",") + "}"
     }
 
     /// The RFC 7638 JWK thumbprint: base64url SHA-256 of the canonical JWK.
     public func jwkThumbprint() throws -> String { Data(Digest.sha256(Data(try jwkJSON().utf8))).base64URLEncoded }
 
-    /// Whether `signature` is this key's signature of `data`: what a server checks.
+    /// Whether `signature` is this key's signature of `data` under `algorithm`: what a server checks.
+    /// ES256 signatures may be raw `r‖s` or DER.
     public func isValidSignature(_ signature: Data, for data: Data, algorithm: SignatureAlgorithm) -> Bool {
-        (try? key().verify(signature, for: data, padding: algorithm.padding)) ?? false
+        guard algorithm.keyType == keyType else { return false }
+        switch try? key() {
+        case .rsa(let key): return key.verify(signature, for: data, padding: algorithm.padding)
+        case .p256(let key): return key.verify(signature, for: data)
+        case nil: return false
+        }
     }
 
-    private func key() throws -> RSAKey {
+    private enum ParsedKey {
+        case rsa(RSAKey)
+        case p256(P256Key)
+    }
+
+    private func key() throws -> ParsedKey {
         do {
-            return try pkcs1DER.withUnsafeBytes { bytes throws(OpenSSLFailure) in try RSAKey(publicKeyPKCS1: bytes) }
+            switch keyType {
+            case .rsa:
+                return .rsa(try externalRepresentation.withUnsafeBytes { bytes throws(OpenSSLFailure) in try RSAKey(publicKeyPKCS1: bytes) })
+            case .p256:
+                return .p256(try P256Key(publicKeyX963: [UInt8](externalRepresentation)))
+            }
         } catch {
             throw DeviceIdentifierError.invalidPublicKey(String(describing: error))
         }

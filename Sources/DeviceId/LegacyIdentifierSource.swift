@@ -58,7 +58,7 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
         }
         if let publicKey {
             do {
-                _ = try DevicePublicKey(pkcs1DER: publicKey)
+                _ = try DevicePublicKey(externalRepresentation: publicKey, keyType: .rsa)
             } catch {
                 throw DeviceIdentifierError.invalidLegacyIdentifier(
                     source: name, reason: "the public key item (\(publicKey.count) bytes) is not one PKCS#1 RSA public key")

@@ -2,18 +2,24 @@ import OpenSSLSupport
 
 /// How the device key signs: the JOSE names a server knows.
 public enum SignatureAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
-    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (RSA keys).
     case rs256 = "RS256"
-    /// RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt.
+    /// RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt (RSA keys).
     case ps256 = "PS256"
+    /// ECDSA with P-256 and SHA-256 (P-256 keys).
+    case es256 = "ES256"
+
+    /// The key type the algorithm signs with.
+    public var keyType: DeviceKeyType { self == .es256 ? .p256 : .rsa }
+
+    /// How OpenSSL pads the digest, for the RSA algorithms.
+    var padding: RSAKey.Padding { self == .ps256 ? .pss : .pkcs1v15 }
 }
 
-extension SignatureAlgorithm {
-    /// How OpenSSL pads the digest for this algorithm.
-    var padding: RSAKey.Padding {
-        switch self {
-        case .rs256: .pkcs1v15
-        case .ps256: .pss
-        }
-    }
+/// How an ECDSA signature is written. RSA signatures have one form; this choice leaves them alone.
+public enum SignatureEncoding: Sendable, Hashable {
+    /// `r‖s`, 32 bytes each: what JWS (RFC 7518) and WebAuthn-style servers take.
+    case raw
+    /// The DER `ECDSA-Sig-Value`: what OpenSSL, X.509 and `openssl dgst -verify` take.
+    case der
 }

@@ -17,16 +17,23 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     package var id: String
     /// How the identity came to be.
     package var origin: IdentityOrigin
-    /// PKCS#1 DER of the public key; absent only for a legacy identity adopted without one.
+    /// The key pair's type; absent in records written before P-256 existed, which are RSA.
+    package var keyType: DeviceKeyType?
+    /// The public key's external representation (PKCS#1 DER, or X9.63 for P-256); absent only for a legacy
+    /// identity adopted without one.
     package var publicKey: Data?
-    /// PKCS#1 DER of the private key; absent for adopted legacy identities.
+    /// The private key's external representation (PKCS#1 DER, or `04‖X‖Y‖D` for P-256); absent for adopted
+    /// legacy identities.
     package var privateKey: Data?
     /// When the identity was generated or adopted.
     package var created: Date
 
     /// A record; checks nothing (reading one back validates it).
-    package init(id: String, origin: IdentityOrigin, publicKey: Data?, privateKey: Data?, created: Date = Date()) {
+    package init(
+        id: String, origin: IdentityOrigin, keyType: DeviceKeyType = .rsa, publicKey: Data?, privateKey: Data?, created: Date = Date()
+    ) {
         format = 1
+        self.keyType = keyType
         self.id = id
         self.origin = origin
         self.publicKey = publicKey
@@ -35,7 +42,7 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     }
 
     /// The record, if it is consistent: a known format, an id, a public key (when there is one) that is exactly
-    /// one PKCS#1 RSA public key, and for generated identities a key pair whose public key hashes to the id.
+    /// one public key of its type, and for generated identities a key pair whose public key hashes to the id.
     /// Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
     func validated() throws -> Self {
         guard format == 1 else { throw DeviceIdentifierError.keychainUnexpectedData("unknown identity format \(format)") }
@@ -43,9 +50,9 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
         if let publicKey {
             guard !publicKey.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("the public key is empty") }
             do {
-                _ = try DevicePublicKey(pkcs1DER: publicKey)
+                _ = try DevicePublicKey(externalRepresentation: publicKey, keyType: resolvedKeyType)
             } catch {
-                throw DeviceIdentifierError.keychainUnexpectedData("the public key is not one PKCS#1 RSA public key: \(error)")
+                throw DeviceIdentifierError.keychainUnexpectedData("the public key is not one \(resolvedKeyType.rawValue) public key: \(error)")
             }
         }
         if origin == .generated {
@@ -58,6 +65,9 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
         }
         return self
     }
+
+    /// The key type, RSA for records written before P-256 existed.
+    var resolvedKeyType: DeviceKeyType { keyType ?? .rsa }
 
     /// Overwrites this record's copy of the private key with zeros.
     mutating func wipePrivateKey() {

@@ -77,7 +77,7 @@ struct CommandFailure: Error {
         switch error {
         case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring)
         case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: 65
-        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey: 64
+        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey, .invalidAlgorithm: 64
         case .keychainItemNotFound: 66
         case .machineIdUnavailable: 69
         case .legacyIdentifierUnreadable: 74

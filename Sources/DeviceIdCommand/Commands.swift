@@ -70,11 +70,11 @@ struct PublicKey: AsyncParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable { case pem, derHex = "der-hex", jwk }
 
     static let configuration = CommandConfiguration(
-        commandName: "public-key", abstract: "Print the identity's public key (SPKI PEM, PKCS#1 DER as hex, or JWK).")
+        commandName: "public-key", abstract: "Print the identity's public key (SPKI PEM, the bytes the id hashes as hex, or JWK).")
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var creation: CreationOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "pem, der-hex (PKCS#1, the bytes the id hashes) or jwk.") var format: Format = .pem
+    @Option(help: "pem, der-hex (the bytes the id hashes: PKCS#1 DER for RSA, the X9.63 point for P-256) or jwk.") var format: Format = .pem
 
     func run() async throws {
         let create = creation.create
@@ -85,7 +85,7 @@ struct PublicKey: AsyncParsableCommand {
         let text: String
         switch format {
         case .pem: text = String(try key.pem().dropLast())   // print adds the final newline
-        case .derHex: text = key.pkcs1DER.hexEncoded
+        case .derHex: text = key.externalRepresentation.hexEncoded
         case .jwk: text = try key.jwkJSON()
         }
         try Output.emit(text, json: output.json, [
@@ -104,17 +104,20 @@ struct Sign: AsyncParsableCommand {
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var creation: CreationOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "RS256 or PS256.") var algorithm: SignatureAlgorithm = .rs256
+    @Option(help: "RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default: RS256 or ES256, by the key)")
+    var algorithm: SignatureAlgorithm?
+    @Flag(help: "Write an ES256 signature as DER rather than raw r‖s.") var der = false
 
     func run() async throws {
         let input = try Output.standardInput(limit: Output.signInputLimit)
-        let (algorithm, create) = (algorithm, creation.create)
-        let signature = try await identity.run { identifier in
-            if !create { _ = try await identifier.existingIdentity() }
-            return try await identifier.sign(input, algorithm: algorithm)
+        let (algorithm, create, encoding) = (algorithm, creation.create, der ? SignatureEncoding.der : .raw)
+        let (signature, used) = try await identity.run { identifier in
+            let identity = if create { try await identifier.identity() } else { try await identifier.existingIdentity() }
+            let used = algorithm ?? (identity.publicKey?.keyType ?? .rsa).defaultSignatureAlgorithm
+            return (try await identifier.sign(input, algorithm: used, encoding: encoding), used)
         }
         let text = signature.base64URLEncoded
-        try Output.emit(text, json: output.json, ["algorithm": .string(algorithm.rawValue), "signature": .string(text)])
+        try Output.emit(text, json: output.json, ["algorithm": .string(used.rawValue), "signature": .string(text)])
     }
 }
 
@@ -137,6 +140,7 @@ struct Info: AsyncParsableCommand {
             "created": .string(identity.created.formatted(.iso8601)),
         ]
         if let key = identity.publicKey {
+            fields["keyType"] = .string(key.keyType.rawValue)
             fields["keySize"] = .int(key.keySize)
             fields["jwkThumbprint"] = .string(try key.jwkThumbprint())
         }

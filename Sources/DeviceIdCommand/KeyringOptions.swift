@@ -60,6 +60,9 @@ struct IdentityOptions: ParsableArguments {
     @Option(help: "The keyring account of the identity. (default: swift-deviceid.device-identifier)")
     var account: String?
 
+    @Option(help: "The key type of a new identity: rsa or p256. (default: rsa)")
+    var keyType: DeviceKeyType?
+
     @Option(help: "RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)", completion: .list(["2048", "3072", "4096"]))
     var keySize: Int?
 
@@ -73,6 +76,9 @@ struct IdentityOptions: ParsableArguments {
         if let keySize, !DeviceIdentifierConfiguration.supportedKeySizes.contains(keySize) {
             throw ValidationError("--key-size must be 2048, 3072 or 4096")
         }
+        if keyType == .p256 && (keySize != nil || highSecurity) {
+            throw ValidationError("--key-size and --high-security are for RSA keys, not --key-type p256")
+        }
         if let account, account.isEmpty || DeviceIdentifierConfiguration.reservedAccounts.contains(account) {
             throw ValidationError("--account \(account.isEmpty ? "must not be empty" : "\(account) is an account swift-deviceid keeps its own items under")")
         }
@@ -84,6 +90,7 @@ struct IdentityOptions: ParsableArguments {
         configuration.accessGroup = keyringOptions.resolvedAccessGroup
         if let account { configuration.keychainAccount = account }
         if let keySize { configuration.keySize = keySize }
+        if let keyType { configuration.keyType = keyType }
         configuration.useEncryption = !noEncryption
         return configuration
     }
@@ -114,3 +121,5 @@ extension AccessGroup: ExpressibleByArgument {
     /// A group named on the command line: not empty, no NUL.
     public init?(argument: String) { self.init(rawValue: argument) }
 }
+
+extension DeviceKeyType: ExpressibleByArgument {}

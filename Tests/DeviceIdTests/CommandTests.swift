@@ -69,12 +69,36 @@ struct CommandTests {
             #expect(try JSONDecoder().decode([String: String].self, from: jwk) == expected)
 
             let challenge = Data("challenge from the server".utf8)
-            for algorithm in SignatureAlgorithm.allCases {
+            for algorithm in SignatureAlgorithm.allCases where algorithm.keyType == .rsa {
                 let signed = try await keyring.deviceid("sign", "--algorithm", algorithm.rawValue, input: challenge)
                 #expect(signed.status == 0, "\(signed.errorText)")
                 let signature = try #require(Data(base64URL: signed.text.trimmingCharacters(in: .newlines)))
                 #expect(key.isValidSignature(signature, for: challenge, algorithm: algorithm))
             }
+        }
+    }
+
+    @Test("`--key-type p256`: the id hashes the X9.63 point, `info` says p256, `sign` makes ES256 (raw or DER), the JWK is EC",
+          arguments: SecretServiceProvider.all)
+    func p256(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let id = try await keyring.deviceid("id", "--key-type", "p256", "--access-group", "p")
+            #expect(Self.isID(id.text), "\(id.errorText)")
+            let object = try #require(try JSONSerialization.jsonObject(with: try await keyring.deviceid("info", "--access-group", "p").stdout) as? [String: Any])
+            #expect(object["keyType"] as? String == "p256" && object["keySize"] as? Int == 256)
+            let point = try await keyring.deviceid("public-key", "--format", "der-hex", "--access-group", "p").text.trimmingCharacters(in: .newlines)
+            let key = try DevicePublicKey(externalRepresentation: hexData(point), keyType: .p256)
+            #expect(key.identifier == id.text.trimmingCharacters(in: .newlines))
+            let jwk = try JSONDecoder().decode([String: String].self, from: try await keyring.deviceid("public-key", "--format", "jwk", "--access-group", "p").stdout)
+            #expect(jwk["kty"] == "EC" && jwk["crv"] == "P-256")
+            let challenge = Data("challenge".utf8)
+            for arguments in [["sign", "--access-group", "p"], ["sign", "--access-group", "p", "--der"], ["sign", "--algorithm", "ES256", "--access-group", "p"]] {
+                let signed = try await keyring.deviceid(arguments, input: challenge)
+                let signature = try #require(Data(base64URL: signed.text.trimmingCharacters(in: .newlines)), "\(signed.errorText)")
+                #expect(key.isValidSignature(signature, for: challenge, algorithm: .es256), "\(arguments)")
+            }
+            #expect(try await keyring.deviceid(["sign", "--algorithm", "RS256", "--access-group", "p"], input: challenge).status == 64)
+            #expect(try await keyring.deviceid("id", "--key-type", "p256", "--key-size", "3072", "--access-group", "q").status == 64)
         }
     }
 

@@ -87,6 +87,27 @@ struct DefaultDeviceIdentifierTests {
         }
     }
 
+    @Test("A P-256 identity: its id is the SHA-256 of its X9.63 point, it stays, and ES256 signatures verify", arguments: SecretServiceProvider.all)
+    func p256Identity(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let group = uniqueGroup()
+            var configuration = configuration(group)
+            configuration.keyType = .p256
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+            let identity = try await identifier.identity()
+            let key = try #require(identity.publicKey)
+            #expect(key.keyType == .p256 && key.externalRepresentation.count == 65 && key.externalRepresentation.first == 4)
+            #expect(identity.id == key.identifier && identity.isNew)
+            let message = Data("challenge".utf8)
+            #expect(key.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256))
+            #expect(await thrownError { try await identifier.sign(message, algorithm: .ps256) } is DeviceIdentifierError)
+            // A new instance (a new process) reads the same P-256 identity back, whatever its configuration's key type.
+            let again = try DefaultDeviceIdentifier(configuration: self.configuration(group), keyring: keyring.client())
+            #expect(try await again.identity().publicKey == key)
+            #expect(key.isValidSignature(try await again.sign(message, encoding: .der), for: message, algorithm: .es256))
+        }
+    }
+
     @Test("Key sizes other than 2048, 3072 and 4096 are rejected; 3072 works")
     func keySizes() async throws {
         #expect(throws: DeviceIdentifierError.invalidKeySize(1024)) {
@@ -116,7 +137,7 @@ struct DefaultDeviceIdentifierTests {
         try await PrivateKeyring.with(on: provider) { keyring in
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client())
             let challenge = Data("nonce-\(UUID())".utf8)
-            for algorithm in SignatureAlgorithm.allCases {
+            for algorithm in SignatureAlgorithm.allCases where algorithm.keyType == .rsa {
                 let signature = try await identifier.sign(challenge, algorithm: algorithm)
                 #expect(try await identifier.publicKey().isValidSignature(signature, for: challenge, algorithm: algorithm))
             }

@@ -181,9 +181,12 @@ struct FailurePathTests {
     @Test("The private key is parsed once, on the first signature, and kept")
     func signingKeyParsedOnce() throws {
         let vectors = try IdentifierVectors.load().rsa2048
-        let key = SigningKey(privateKeyPKCS1: hexData(vectors.private_key_pkcs1_der_hex))
-        let signer = try key.signer()
-        #expect(try key.signer() === signer)
+        let key = SigningKey(privateKey: hexData(vectors.private_key_pkcs1_der_hex), keyType: .rsa)
+        guard case .rsa(let signer) = try key.signer(), case .rsa(let again) = try key.signer() else {
+            Issue.record("not parsed as RSA")
+            return
+        }
+        #expect(again === signer)
         let message = Data("challenge".utf8)
         let publicKey = try DevicePublicKey(pkcs1DER: hexData(vectors.public_key_pkcs1_der_hex))
         #expect(publicKey.isValidSignature(try key.sign(message, algorithm: .rs256), for: message, algorithm: .rs256))

@@ -25,6 +25,17 @@ struct IdentifierVectors: Decodable {
     static func load() throws -> IdentifierVectors { try fixture("identifier-vectors") }
 }
 
+/// P-256 reference data: RFC 6979's key, with its id, SPKI, JWK and thumbprint computed apart from this code.
+struct P256Vectors: Decodable {
+    let private_key_d_hex: String
+    let public_key_x963_hex: String
+    let device_id_sha256_hex: String
+    let legacy_sha1_hex: String
+    let public_key_spki_der_hex: String
+    let jwk: [String: String]
+    let jwk_thumbprint_rfc7638_sha256_b64url: String
+}
+
 struct MachineIdVectors: Decodable {
     struct Vector: Decodable { let machine_id: String, app_id: String, app_specific_id: String }
     let vectors: [Vector]

@@ -29,15 +29,18 @@ struct VectorTests {
     @Test("The private key round-trips through PKCS#1 DER and its public half matches")
     func privateKey() throws {
         let vectors = try IdentifierVectors.load().rsa2048
-        let key = try SigningKey(privateKeyPKCS1: hexData(vectors.private_key_pkcs1_der_hex)).signer()
+        guard case .rsa(let key) = try SigningKey(privateKey: hexData(vectors.private_key_pkcs1_der_hex), keyType: .rsa).signer() else {
+            Issue.record("not parsed as RSA")
+            return
+        }
         #expect(try key.publicKeyPKCS1() == hexData(vectors.public_key_pkcs1_der_hex))
         #expect(try key.privateKeyPKCS1() == hexData(vectors.private_key_pkcs1_der_hex))
     }
 
-    @Test("RS256 and PS256 signatures verify with the public key, in our code and in `openssl dgst`", arguments: SignatureAlgorithm.allCases)
+    @Test("RS256 and PS256 signatures verify with the public key, in our code and in `openssl dgst`", arguments: [SignatureAlgorithm.rs256, .ps256])
     func signatures(algorithm: SignatureAlgorithm) async throws {
         let vectors = try IdentifierVectors.load().rsa2048
-        let key = SigningKey(privateKeyPKCS1: hexData(vectors.private_key_pkcs1_der_hex))
+        let key = SigningKey(privateKey: hexData(vectors.private_key_pkcs1_der_hex), keyType: .rsa)
         let publicKey = try DevicePublicKey(pkcs1DER: hexData(vectors.public_key_pkcs1_der_hex))
         let challenge = Data("server challenge \(UUID())".utf8)
         let signature = try key.sign(challenge, algorithm: algorithm)
@@ -57,6 +60,52 @@ struct VectorTests {
         let verify = try await ChildProcess.run(
             "openssl", ["dgst", "-sha256", "-verify", directory.appendingPathComponent("key.pem").path] + padding
                 + ["-signature", directory.appendingPathComponent("sig").path, directory.appendingPathComponent("data").path],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(verify.status == 0, "\(verify.text) \(verify.errorText)")
+    }
+
+    @Test("A P-256 key moved from iOS keeps its id: SHA-256 of the X9.63 point; its SPKI, JWK and thumbprint (RFC 6979 key)")
+    func p256Identifiers() throws {
+        let vectors: P256Vectors = try fixture("p256-vectors")
+        let key = try DevicePublicKey(externalRepresentation: hexData(vectors.public_key_x963_hex), keyType: .p256)
+        #expect(key.identifier == vectors.device_id_sha256_hex)
+        #expect(try key.legacyIdentifier == vectors.legacy_sha1_hex)
+        #expect(key.keySize == 256)
+        #expect(try key.spkiDER() == hexData(vectors.public_key_spki_der_hex))
+        #expect(try key.jwk() == vectors.jwk)
+        #expect(try key.jwkThumbprint() == vectors.jwk_thumbprint_rfc7638_sha256_b64url)
+        // Not a point on the curve, or not 65 bytes: refused.
+        var offCurve = hexData(vectors.public_key_x963_hex)
+        offCurve[64] ^= 1
+        #expect(throws: DeviceIdentifierError.self) { try DevicePublicKey(externalRepresentation: offCurve, keyType: .p256) }
+        #expect(throws: DeviceIdentifierError.self) { try DevicePublicKey(externalRepresentation: offCurve.prefix(33), keyType: .p256) }
+    }
+
+    @Test("ES256 signatures, raw r‖s and DER, verify in our code; the DER one in `openssl dgst` too; RS256 is refused for P-256")
+    func es256Signatures() async throws {
+        let vectors: P256Vectors = try fixture("p256-vectors")
+        let key = SigningKey(privateKey: hexData(vectors.public_key_x963_hex + vectors.private_key_d_hex), keyType: .p256)
+        let publicKey = try DevicePublicKey(externalRepresentation: hexData(vectors.public_key_x963_hex), keyType: .p256)
+        let challenge = Data("server challenge \(UUID())".utf8)
+        let raw = try key.sign(challenge, algorithm: .es256)
+        let der = try key.sign(challenge, algorithm: .es256, encoding: .der)
+        #expect(raw.count == 64 && der.first == 0x30)
+        for signature in [raw, der] {
+            #expect(publicKey.isValidSignature(signature, for: challenge, algorithm: .es256))
+            #expect(!publicKey.isValidSignature(signature, for: challenge + Data([0]), algorithm: .es256))
+            #expect(!publicKey.isValidSignature(signature, for: challenge, algorithm: .rs256))
+        }
+        #expect(throws: DeviceIdentifierError.self) { try key.sign(challenge, algorithm: .rs256) }
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("es256-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try publicKey.pem().write(to: directory.appendingPathComponent("key.pem"), atomically: true, encoding: .utf8)
+        try der.write(to: directory.appendingPathComponent("sig"))
+        try challenge.write(to: directory.appendingPathComponent("data"))
+        let verify = try await ChildProcess.run(
+            "openssl", ["dgst", "-sha256", "-verify", directory.appendingPathComponent("key.pem").path,
+                        "-signature", directory.appendingPathComponent("sig").path, directory.appendingPathComponent("data").path],
             environment: ProcessInfo.processInfo.environment)
         #expect(verify.status == 0, "\(verify.text) \(verify.errorText)")
     }
