@@ -34,7 +34,9 @@ func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
 
 /// `deviceid id` as a whole process with an identity in the keyring, beside `secret-tool lookup`.
 func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
-    let deviceid = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("deviceid").path
+    // The command as the README installs it (scripts/bench passes it), else the one built beside the benchmarks.
+    let deviceid = ProcessInfo.processInfo.environment["BENCH_DEVICEID"]
+        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("deviceid").path
     let attributes = ["service": "bench.process", "account": "item"]
     try await KeyringClient().store(KeyringSecret(utf8: "secret-tool reads this"), label: "Benchmark item", attributes: attributes)
     let group = ["--access-group", "bench.process"]
@@ -50,8 +52,8 @@ func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
 
     let wall = { (runs: [ChildRun]) in Samples(sorted: runs.map(\.microseconds)).median }
     let peak = { (runs: [ChildRun]) in Double(runs.map(\.maxResidentKiB).max() ?? 0) / 1024 }
-    report.add(Row(name: "`deviceid id` process, identity exists: wall time", ours: wall(ids), peerName: "`secret-tool lookup`",
-                   peer: wall(lookups), unit: "µs", target: .atMost(1.25)))
-    report.add(Row(name: "`deviceid id` process: peak memory", ours: peak(ids), peerName: "`secret-tool lookup`",
-                   peer: peak(lookups), unit: "MiB", target: .absolute(20, "≤ 20 MiB")))
+    report.add(Row(name: "`deviceid id` process as installed, identity exists: wall time", ours: wall(ids), peerName: "`secret-tool lookup`",
+                   peer: wall(lookups), unit: "µs", target: .atMost(1.0)))
+    report.add(Row(name: "`deviceid id` process as installed: peak memory", ours: peak(ids), peerName: "`secret-tool lookup`",
+                   peer: peak(lookups), unit: "MiB", target: .absolute(14, "≤ 14 MiB")))
 }
