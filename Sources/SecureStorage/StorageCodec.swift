@@ -36,12 +36,15 @@ struct StorageCodec<T: Codable & Sendable>: Sendable {
         var json = encrypts ? try await encryptor.decrypt(data: stored, for: item) : stored
         defer { if encrypts { json.resetBytes(in: 0..<json.count) } }
         do {
-            return try JSONDecoder().decode(T.self, from: json)
+            return try sharedDecoder.decode(T.self, from: json)
         } catch {
             throw SecureStorageError.corruptValue("not a JSON \(T.self): \(error)")
         }
     }
 }
+
+/// One decoder for every value: making one costs more than decoding a small value.
+private let sharedDecoder = JSONDecoder()
 
 /// The bytes a JSON text can start with (RFC 8259), none of them an envelope's version byte.
 private let jsonFirstBytes = Set("{[\"-0123456789tfn \t\r\n".utf8)
