@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "DeviceId", targets: ["DeviceId"]),
         .library(name: "DeviceIdUserDefaults", targets: ["DeviceIdUserDefaults"]),
+        .library(name: "DeviceCheck", targets: ["DeviceCheck"]),
         .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
@@ -43,11 +44,13 @@ let package = Package(
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Keyring"]),
+        // Device tokens: the client half of DeviceCheck for Linux.
+        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport"]),
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",
             dependencies: [
-                "DeviceId", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceId", "DeviceCheck", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -81,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport",
+                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

@@ -173,13 +173,13 @@ _deviceid() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    id|regenerate|uuid|app-id|public-key|sign|info|delete|help)
+    id|regenerate|uuid|app-id|public-key|sign|token|info|delete|help)
         # Offer subcommand argument completions
         "_deviceid_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign info delete help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign token info delete help' -- "${cur}"))
         ;;
     esac
 }
@@ -325,6 +325,42 @@ _deviceid_sign() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--algorithm')
+        __deviceid_add_completions -W 'RS256'$'\n''PS256'$'\n''ES256'
+        return
+        ;;
+    esac
+}
+
+_deviceid_token() {
+    repeating_flags=()
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --team --algorithm)
+    __deviceid_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--access-group')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
+        return
+        ;;
+    '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--team')
         return
         ;;
     '--algorithm')

@@ -56,6 +56,7 @@ _deviceid() {
             'app-id:Print the app-specific machine ID for APPID (as `systemd-id128 machine-id --app-specific=APPID`).'
             'public-key:Print the identity'\''s public key (SPKI PEM, the bytes the id hashes as hex, or JWK).'
             'sign:Sign standard input with the device key; print the signature as base64url.'
+            'token:Print a device token for TEAM'\''s backend: a compact JWS signed by the device key, valid ten minutes.'
             'info:Print the identity as one JSON object.'
             'delete:Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.'
             'help:Show subcommand help information.'
@@ -64,7 +65,7 @@ _deviceid() {
         ;;
     arg)
         case "${words[1]}" in
-        id|regenerate|uuid|app-id|public-key|sign|info|delete|help)
+        id|regenerate|uuid|app-id|public-key|sign|token|info|delete|help)
             "_deviceid_${words[1]}" && ret=0
             ;;
         esac
@@ -191,6 +192,31 @@ _deviceid_sign() {
         '--json[Print a JSON object instead of plain text.]'
         '--algorithm[RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default\: RS256 or ES256, by the key)]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
         '--der[Write an ES256 signature as DER rather than raw r‖s.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_token() {
+    local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
+    local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___algorithm=('RS256' 'PS256' 'ES256')
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
+        '--json[Print a JSON object instead of plain text.]'
+        '--team[The team the token is for (its `aud`).]:team:'
+        '--algorithm[RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default\: RS256 or ES256, by the key)]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceCheck
 import DeviceId
 import FoundationEssentials
 import Keyring
@@ -118,6 +119,31 @@ struct Sign: AsyncParsableCommand {
         }
         let text = signature.base64URLEncoded
         try Output.emit(text, json: output.json, ["algorithm": .string(used.rawValue), "signature": .string(text)])
+    }
+}
+
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a device token for TEAM's backend: a compact JWS signed by the device key, valid ten minutes.",
+        discussion: """
+            The backend (or deviceid-server) checks it and derives the device id from the key inside it, as Apple's \
+            DeviceCheck tokens are checked. Creates the identity on first use, as `id` does.
+            """)
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var output: OutputOptions
+    @Option(help: "The team the token is for (its `aud`).") var team: String
+    @Option(help: "RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default: RS256 or ES256, by the key)")
+    var algorithm: SignatureAlgorithm?
+
+    func validate() throws {
+        guard !team.isEmpty else { throw ValidationError("--team must not be empty") }
+    }
+
+    func run() async throws {
+        let (team, algorithm) = (team, algorithm)
+        let token = try await identity.run { try await DeviceCheckDevice(identifier: $0, team: team).generateToken(algorithm: algorithm) }
+        let text = String(decoding: token, as: UTF8.self)
+        try Output.emit(text, json: output.json, ["token": .string(text)])
     }
 }
 

@@ -176,7 +176,7 @@ struct CommandTests {
         #expect(page.contains("\"deviceid \(version.trimmingCharacters(in: .newlines))\""))
         let changelog = try String(contentsOf: repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         #expect(changelog.contains("## \(version.trimmingCharacters(in: .newlines))"))
-        for command in ["id", "regenerate", "uuid", "app-id", "public-key", "sign", "info", "delete"] {
+        for command in ["id", "regenerate", "uuid", "app-id", "public-key", "sign", "token", "info", "delete"] {
             #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) "), "command \(command)")
             let help = try await ChildProcess.run(deviceidExecutable, [command, "--help"], environment: environment).text
             let options = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") }).filter { $0.hasPrefix("--") && $0.count > 2 })

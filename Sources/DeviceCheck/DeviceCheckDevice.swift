@@ -1,0 +1,40 @@
+import DeviceId
+import FoundationEssentials
+import OpenSSLSupport
+
+/// This device's token source: Apple's `DCDevice.current`, on Linux. A token proves to the team's backend (and to
+/// `deviceid-server`) which device made it, signed by the device identity's key.
+public struct DeviceCheckDevice: Sendable {
+    /// The identity whose key signs.
+    public let identifier: DefaultDeviceIdentifier
+    /// The team the tokens are for (their `aud`).
+    public let team: String
+
+    /// Makes tokens for `team` with `identifier`'s key.
+    public init(identifier: DefaultDeviceIdentifier, team: String) {
+        self.identifier = identifier
+        self.team = team
+    }
+
+    /// A new token: a compact JWS (see ``DeviceToken``), as bytes of text, valid for ten minutes. Creates the
+    /// identity on first use, as `id` does. RSA identities sign with `algorithm` (RS256 by default, or PS256);
+    /// P-256 ones with ES256.
+    public func generateToken(algorithm: SignatureAlgorithm? = nil) async throws -> Data {
+        let identity = try await identifier.identity()
+        guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+        let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
+        let issued = Int(Date().timeIntervalSince1970)
+        let tokenID: [UInt8]
+        do {
+            tokenID = try SecureRandom.bytes(16)
+        } catch {
+            throw DeviceIdentifierError.cryptoFailure(error.description)
+        }
+        let header = try DeviceToken.json(DeviceToken.Header(alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, typ: DeviceToken.type))
+        let payload = try DeviceToken.json(DeviceToken.Payload(
+            aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
+        let signingInput = header.base64URLEncoded + "." + payload.base64URLEncoded
+        let signature = try await identifier.sign(Data(signingInput.utf8), algorithm: algorithm, encoding: .raw)
+        return Data((signingInput + "." + signature.base64URLEncoded).utf8)
+    }
+}
