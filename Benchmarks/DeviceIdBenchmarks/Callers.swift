@@ -3,7 +3,8 @@ import Foundation
 import SecureStorage
 
 /// Where a hot path is called from: the main actor (a GTK main loop, a command's top-level code), or a task
-/// off every actor. The same loop runs in both, so a row's two numbers differ only by the caller.
+/// off every actor. The same loop runs in both (it runs on its caller's executor), so a row's two numbers differ
+/// only by the caller.
 enum Caller: String, CaseIterable {
     case mainActor = "from the main actor"
     case nonisolated = "from a nonisolated task"
@@ -11,79 +12,60 @@ enum Caller: String, CaseIterable {
     /// Average microseconds per `id` of `identifier` (already cached), seen through `any DeviceIdentifier`.
     func cachedID(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
         switch self {
-        case .mainActor: try await Self.cachedIDOnMainActor(identifier, calls: calls)
-        case .nonisolated: try await Self.cachedIDNonisolated(identifier, calls: calls)
+        case .mainActor: try await Self.onMainActor { try await averageID(identifier, calls: calls) }
+        case .nonisolated: try await Self.offActors { try await averageID(identifier, calls: calls) }
+        }
+    }
+
+    /// Average microseconds per `get()` of a cacheable `storage`, after one read.
+    func cachedGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+        _ = try await storage.get()
+        switch self {
+        case .mainActor: return try await Self.onMainActor { try await averageGet(storage, calls: calls) }
+        case .nonisolated: return try await Self.offActors { try await averageGet(storage, calls: calls) }
         }
     }
 
     /// Per-call microseconds of `storage.get()`, sorted, `calls` times after a warm-up.
     func gets<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
         switch self {
-        case .mainActor: try await Self.getsOnMainActor(storage, calls: calls)
-        case .nonisolated: try await Self.getsNonisolated(storage, calls: calls)
+        case .mainActor: try await Self.onMainActor { try await sampledGets(storage, calls: calls) }
+        case .nonisolated: try await Self.offActors { try await sampledGets(storage, calls: calls) }
         }
     }
 
-    /// Average microseconds per `get()` of a cacheable `storage` already read once.
-    func cachedGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+    @MainActor
+    private static func onMainActor<Value: Sendable>(_ body: nonisolated(nonsending) () async throws -> Value) async throws -> Value {
+        try await body()
+    }
+
+    @concurrent
+    private static func offActors<Value: Sendable>(_ body: nonisolated(nonsending) () async throws -> Value) async throws -> Value {
+        try await body()
+    }
+}
+
+private nonisolated(nonsending) func averageID(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
+    let start = ContinuousClock.now
+    for _ in 0..<calls { _ = try await identifier.id }
+    return microseconds(since: start) / Double(calls)
+}
+
+private nonisolated(nonsending) func averageGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
+    let start = ContinuousClock.now
+    for _ in 0..<calls { _ = try await storage.get() }
+    return microseconds(since: start) / Double(calls)
+}
+
+private nonisolated(nonsending) func sampledGets<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
+    for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
+    var samples: [Double] = []
+    for _ in 0..<calls {
+        let start = ContinuousClock.now
         _ = try await storage.get()
-        switch self {
-        case .mainActor: return try await Self.cachedGetOnMainActor(storage, calls: calls)
-        case .nonisolated: return try await Self.cachedGetNonisolated(storage, calls: calls)
-        }
+        samples.append(microseconds(since: start))
     }
-
-    @MainActor
-    private static func cachedGetOnMainActor<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
-        let start = ContinuousClock.now
-        for _ in 0..<calls { _ = try await storage.get() }
-        return microseconds(since: start) / Double(calls)
-    }
-
-    @concurrent
-    private static func cachedGetNonisolated<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
-        let start = ContinuousClock.now
-        for _ in 0..<calls { _ = try await storage.get() }
-        return microseconds(since: start) / Double(calls)
-    }
-
-    @MainActor
-    private static func cachedIDOnMainActor(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
-        let start = ContinuousClock.now
-        for _ in 0..<calls { _ = try await identifier.id }
-        return microseconds(since: start) / Double(calls)
-    }
-
-    @concurrent
-    private static func cachedIDNonisolated(_ identifier: any DeviceIdentifier, calls: Int) async throws -> Double {
-        let start = ContinuousClock.now
-        for _ in 0..<calls { _ = try await identifier.id }
-        return microseconds(since: start) / Double(calls)
-    }
-
-    @MainActor
-    private static func getsOnMainActor<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
-        for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
-        var samples: [Double] = []
-        for _ in 0..<calls {
-            let start = ContinuousClock.now
-            _ = try await storage.get()
-            samples.append(microseconds(since: start))
-        }
-        return Samples(sorted: samples)
-    }
-
-    @concurrent
-    private static func getsNonisolated<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
-        for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
-        var samples: [Double] = []
-        for _ in 0..<calls {
-            let start = ContinuousClock.now
-            _ = try await storage.get()
-            samples.append(microseconds(since: start))
-        }
-        return Samples(sorted: samples)
-    }
+    return Samples(sorted: samples)
 }
 
 /// Microseconds since `start`.

@@ -50,17 +50,8 @@ struct VectorTests {
         #expect(!publicKey.isValidSignature(signature, for: challenge, algorithm: algorithm == .rs256 ? .ps256 : .rs256))
 
         // An independent verifier, as a server would run it.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sig-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try publicKey.pem().write(to: directory.appendingPathComponent("key.pem"), atomically: true, encoding: .utf8)
-        try signature.write(to: directory.appendingPathComponent("sig"))
-        try challenge.write(to: directory.appendingPathComponent("data"))
         let padding = algorithm == .ps256 ? ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:digest"] : []
-        let verify = try await ChildProcess.run(
-            "openssl", ["dgst", "-sha256", "-verify", directory.appendingPathComponent("key.pem").path] + padding
-                + ["-signature", directory.appendingPathComponent("sig").path, directory.appendingPathComponent("data").path],
-            environment: ProcessInfo.processInfo.environment)
+        let verify = try await opensslVerify(signature, of: challenge, with: publicKey, options: padding)
         #expect(verify.status == 0, "\(verify.text) \(verify.errorText)")
     }
 
@@ -97,16 +88,7 @@ struct VectorTests {
         }
         #expect(throws: DeviceIdentifierError.self) { try key.sign(challenge, algorithm: .rs256) }
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("es256-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try publicKey.pem().write(to: directory.appendingPathComponent("key.pem"), atomically: true, encoding: .utf8)
-        try der.write(to: directory.appendingPathComponent("sig"))
-        try challenge.write(to: directory.appendingPathComponent("data"))
-        let verify = try await ChildProcess.run(
-            "openssl", ["dgst", "-sha256", "-verify", directory.appendingPathComponent("key.pem").path,
-                        "-signature", directory.appendingPathComponent("sig").path, directory.appendingPathComponent("data").path],
-            environment: ProcessInfo.processInfo.environment)
+        let verify = try await opensslVerify(der, of: challenge, with: publicKey)
         #expect(verify.status == 0, "\(verify.text) \(verify.errorText)")
     }
 
@@ -157,10 +139,25 @@ struct VectorTests {
         let characters = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
     }
+
+    /// `openssl dgst -sha256 -verify` of `signature` over `data` with `key`: an independent verifier, as a server runs one.
+    private func opensslVerify(_ signature: Data, of data: Data, with key: DevicePublicKey, options: [String] = []) async throws -> ProcessOutput {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("verify-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try key.pem().write(to: directory.appendingPathComponent("key.pem"), atomically: true, encoding: .utf8)
+        try signature.write(to: directory.appendingPathComponent("sig"))
+        try data.write(to: directory.appendingPathComponent("data"))
+        return try await ChildProcess.run(
+            "openssl", ["dgst", "-sha256", "-verify", directory.appendingPathComponent("key.pem").path] + options
+                + ["-signature", directory.appendingPathComponent("sig").path, directory.appendingPathComponent("data").path],
+            environment: ProcessInfo.processInfo.environment)
+    }
 }
 
 extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
+
 }
