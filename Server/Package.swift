@@ -1,0 +1,52 @@
+// swift-tools-version:6.2
+import Foundation
+import PackageDescription
+
+// A path dependency is known by its directory's name, whatever the checkout is called.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// deviceid-server: DeviceCheck's server half. A package of its own, so an app that depends on swift-deviceid
+// never fetches or builds the server's dependencies.
+let package = Package(
+    name: "deviceid-server",
+    products: [
+        .executable(name: "deviceid-server", targets: ["ServerCommand"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The service: stores, requests, authorization.
+        .target(
+            name: "DeviceIdServer",
+            dependencies: [
+                .product(name: "DeviceCheck", package: root),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        // The `deviceid-server` command: serve, team add/list/remove.
+        .executableTarget(
+            name: "ServerCommand",
+            dependencies: ["DeviceIdServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "DeviceIdServerTests",
+            dependencies: [
+                "DeviceIdServer",
+                .product(name: "DeviceCheck", package: root),
+                .product(name: "DeviceId", package: root),
+                .product(name: "Keyring", package: root),
+                .product(name: "SecureStorage", package: root),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
