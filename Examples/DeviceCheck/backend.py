@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""A team's backend calling deviceid-server the way a DeviceCheck backend calls Apple: a team JWT signed with
+the team's P-256 key (ES256), and the device token the app sent, standard base64. Standard library plus
+python3-cryptography; no Swift.
+
+    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false]
+
+prints the HTTP status and the body, and exits 0 when the status is 200."""
+import base64, json, sys, time, urllib.error, urllib.request, uuid
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def team_jwt(team: str, key_id: str, key_path: str) -> str:
+    """An ES256 JWT: header kid, claims iss (the team) and iat (now), signature r‖s as JWS wants."""
+    with open(key_path, "rb") as file:
+        key = serialization.load_pem_private_key(file.read(), password=None)
+    header = b64url(json.dumps({"alg": "ES256", "kid": key_id, "typ": "JWT"}).encode())
+    claims = b64url(json.dumps({"iss": team, "iat": int(time.time())}).encode())
+    r, s = decode_dss_signature(key.sign(f"{header}.{claims}".encode(), ec.ECDSA(hashes.SHA256())))
+    return f"{header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def call(server: str, endpoint: str, jwt: str, body: dict) -> tuple[int, str]:
+    request = urllib.request.Request(
+        f"{server}/v1/{endpoint}", data=json.dumps(body).encode(), method="POST",
+        headers={"Authorization": f"Bearer {jwt}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def main() -> int:
+    server, team, key_id, key_path, token, action, *bits = sys.argv[1:]
+    body = {
+        "device_token": base64.b64encode(token.encode()).decode(),   # the token's bytes, as apps send Apple's
+        "transaction_id": str(uuid.uuid4()),
+        "timestamp": int(time.time() * 1000),
+    }
+    for bit in bits:
+        name, value = bit.split("=")
+        body[name] = value == "true"
+    endpoint = {"validate": "validate_device_token", "query": "query_two_bits", "update": "update_two_bits"}[action]
+    status, text = call(server, endpoint, team_jwt(team, key_id, key_path), body)
+    print(status, text)
+    return 0 if status == 200 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
