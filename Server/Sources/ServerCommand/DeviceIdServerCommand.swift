@@ -13,18 +13,25 @@ struct DeviceIdServerCommand: AsyncParsableCommand {
         subcommands: [Serve.self, TeamCommand.self])
 }
 
-/// Where the data lives: `sqlite:PATH`, by default under `$XDG_DATA_HOME/deviceid-server/`.
+/// Where the data lives: `sqlite:PATH` (by default under `$XDG_DATA_HOME/deviceid-server/`), or PostgreSQL.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "sqlite:PATH (default: $XDG_DATA_HOME/deviceid-server/deviceid.sqlite). PostgreSQL is not supported yet.")
+    @Option(help: """
+        sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (add ?host=DIR for the Unix socket in DIR). \
+        (default: sqlite:$XDG_DATA_HOME/deviceid-server/deviceid.sqlite)
+        """)
     var database: String?
 
     /// The store the URL names, migrated.
     func open() async throws -> any BitStore {
         let url = database ?? "sqlite:" + Self.defaultPath
-        guard url.hasPrefix("sqlite:"), url.count > "sqlite:".count else {
-            throw ValidationError("--database must be sqlite:PATH (PostgreSQL is not supported yet)")
+        let store: any BitStore
+        if url.hasPrefix("sqlite:"), url.count > "sqlite:".count {
+            store = try await SQLiteBitStore(path: String(url.dropFirst("sqlite:".count)))
+        } else if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            store = try PostgresBitStore(url: url)
+        } else {
+            throw ValidationError("--database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE")
         }
-        let store = try await SQLiteBitStore(path: String(url.dropFirst("sqlite:".count)))
         try await store.migrate()
         return store
     }

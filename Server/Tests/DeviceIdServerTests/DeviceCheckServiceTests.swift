@@ -9,19 +9,45 @@ import Keyring
 import SecureStorage
 import Testing
 
+/// The databases every test runs on: an SQLite file, and a PostgreSQL server of the test's own.
+enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var description: String { rawValue }
+
+    /// Runs `body` with a way to open a store on fresh data (each call a new connection: a new server process's).
+    func with<Value>(_ body: (_ open: @Sendable () async throws -> any BitStore) async throws -> Value) async throws -> Value {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            return try await body {
+                let store = try await SQLiteBitStore(path: directory + "/bits.sqlite")
+                try await store.migrate()
+                return store
+            }
+        case .postgres:
+            return try await PrivatePostgres.with { server in
+                try await body {
+                    let store = try PostgresBitStore(url: server.url)
+                    try await store.migrate()
+                    return store
+                }
+            }
+        }
+    }
+}
+
 /// A team with its signing key, registered in a store, and devices that make tokens from the keyring of the
 /// session bus the tests run on (`scripts/test` starts a private one).
 struct Fixture {
-    let store: SQLiteBitStore
-    let path: String
+    let store: any BitStore
     let team = "TEAM1"
     let keys = JWTKeyCollection()
     let teamKey = ES256PrivateKey()
 
-    init() async throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)/bits.sqlite").path
-        store = try await SQLiteBitStore(path: path)
-        try await store.migrate()
+    init(store: any BitStore) async throws {
+        self.store = store
         try await store.add(Team(id: team, keyID: "KID1", publicKeyPEM: teamKey.publicKey.pemRepresentation))
         await keys.add(ecdsa: teamKey, kid: "KID1")
     }
@@ -41,13 +67,9 @@ struct Fixture {
         return (token.base64EncodedString(), try await identifier.id)
     }
 
-    func app(now: @escaping @Sendable () -> Date = Date.init) -> some ApplicationProtocol {
-        Application(router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), now: now))
-    }
-
-    func cleanUp() async throws {
-        try await store.close()
-        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    func app(store: (any BitStore)? = nil, now: @escaping @Sendable () -> Date = Date.init) -> some ApplicationProtocol {
+        let store = store ?? self.store
+        return Application(router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), now: now))
     }
 }
 
@@ -68,9 +90,10 @@ func request(_ token: String, _ extra: [String: Any] = [:]) -> [String: Any] {
 
 @Suite("deviceid-server on SQLite: Apple's DeviceCheck API")
 struct DeviceCheckServiceTests {
-    @Test("Validate, query before any update, update one bit at a time, query the bits and the month")
-    func twoBits() async throws {
-        let fixture = try await Fixture()
+    @Test("Validate, query before any update, update one bit at a time, query the bits and the month", arguments: Database.allCases)
+    func twoBits(database: Database) async throws {
+        try await database.with { open in
+        let fixture = try await Fixture(store: try await open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         try await fixture.app().test(.router) { client in
@@ -84,12 +107,14 @@ struct DeviceCheckServiceTests {
             #expect(status == .ok && body == #"{"bit0":false,"bit1":true,"last_update_time":"\#(month)"}"#)
         }
         #expect(try await fixture.store.bits(team: fixture.team, device: device.id)?.bit1 == true)
-        try await fixture.cleanUp()
+        try await fixture.store.close()
+        }
     }
 
-    @Test("Every documented refusal: 401 for the JWT, 400 for token, bits, time stamp and transaction, 405, 413")
-    func refusals() async throws {
-        let fixture = try await Fixture()
+    @Test("Every documented refusal: 401 for the JWT, 400 for token, bits, time stamp and transaction, 405, 413", arguments: Database.allCases)
+    func refusals(database: Database) async throws {
+        try await database.with { open in
+        let fixture = try await Fixture(store: try await open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         let otherTeam = try await Fixture.deviceToken(team: "TEAM2")
@@ -128,33 +153,55 @@ struct DeviceCheckServiceTests {
             #expect(try await post(client, "validate_device_token", jwt: later, request(device.token))
                     == (.badRequest, "Missing or incorrectly formatted device token payload"))
         }
-        try await fixture.cleanUp()
+        try await fixture.store.close()
+        }
     }
 
-    @Test("Bits are per device and survive a restart; a thousand concurrent updates of one device leave one consistent row")
-    func durableAndIsolated() async throws {
-        let fixture = try await Fixture()
-        let jwt = try await fixture.jwt()
-        let (first, second) = (try await Fixture.deviceToken(), try await Fixture.deviceToken())
-        try await fixture.app().test(.router) { client in
-            #expect(try await post(client, "update_two_bits", jwt: jwt, request(first.token, ["bit0": true, "bit1": true])).0 == .ok)
-            #expect(try await post(client, "query_two_bits", jwt: jwt, request(second.token)) == (.ok, "Bit State Not Found"))
-            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { updates in
-                for index in 0..<1000 {
-                    updates.addTask { try await post(client, "update_two_bits", jwt: jwt, request(second.token, ["bit0": index.isMultiple(of: 2)])).0 }
+    @Test("Bits are per device and survive a restart; a thousand concurrent updates of one device leave one consistent row",
+          arguments: Database.allCases)
+    func durableAndIsolated(database: Database) async throws {
+        try await database.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let jwt = try await fixture.jwt()
+            let (first, second) = (try await Fixture.deviceToken(), try await Fixture.deviceToken())
+            try await fixture.app().test(.router) { client in
+                #expect(try await post(client, "update_two_bits", jwt: jwt, request(first.token, ["bit0": true, "bit1": true])).0 == .ok)
+                #expect(try await post(client, "query_two_bits", jwt: jwt, request(second.token)) == (.ok, "Bit State Not Found"))
+                try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { updates in
+                    for index in 0..<1000 {
+                        updates.addTask { try await post(client, "update_two_bits", jwt: jwt, request(second.token, ["bit0": index.isMultiple(of: 2)])).0 }
+                    }
+                    for try await status in updates { #expect(status == .ok) }
                 }
-                for try await status in updates { #expect(status == .ok) }
             }
+            try await fixture.store.close()
+            // A restarted server reads what the last one kept.
+            let reopened = try await open()
+            let firstBits = try #require(try await reopened.bits(team: fixture.team, device: first.id))
+            #expect(firstBits.bit0 && firstBits.bit1)
+            let secondBits = try #require(try await reopened.bits(team: fixture.team, device: second.id))
+            #expect(!secondBits.bit1)
+            try await reopened.close()
         }
-        try await fixture.store.close()
-        // A restarted server reads what the last one kept.
-        let reopened = try await SQLiteBitStore(path: fixture.path)
-        try await reopened.migrate()
-        let firstBits = try #require(try await reopened.bits(team: fixture.team, device: first.id))
-        #expect(firstBits.bit0 && firstBits.bit1)
-        let secondBits = try #require(try await reopened.bits(team: fixture.team, device: second.id))
-        #expect(!secondBits.bit1)
-        try await reopened.close()
-        try? FileManager.default.removeItem(atPath: (fixture.path as NSString).deletingLastPathComponent)
+    }
+
+    @Test("Two servers on one PostgreSQL agree: what one sets, the other reads")
+    func twoServers() async throws {
+        try await Database.postgres.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let other = try await open()
+            let jwt = try await fixture.jwt()
+            let device = try await Fixture.deviceToken()
+            try await fixture.app().test(.router) { client in
+                let status = try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit1": true])).0
+                #expect(status == .ok)
+            }
+            try await fixture.app(store: other).test(.router) { client in
+                let (status, body) = try await post(client, "query_two_bits", jwt: jwt, request(device.token))
+                #expect(status == .ok && body.hasPrefix(#"{"bit0":false,"bit1":true,"#))
+            }
+            try await fixture.store.close()
+            try await other.close()
+        }
     }
 }
