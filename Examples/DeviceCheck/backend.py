@@ -3,7 +3,7 @@
 the team's P-256 key (ES256), and the device token the app sent, standard base64. Standard library plus
 python3-cryptography; no Swift.
 
-    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false]
+    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false] [-timestamp]
 
 prints the HTTP status and the body, and exits 0 when the status is 200."""
 import base64, json, sys, time, urllib.error, urllib.request, uuid
@@ -45,6 +45,9 @@ def main() -> int:
         "timestamp": int(time.time() * 1000),
     }
     for bit in bits:
+        if bit.startswith("-"):   # leave a field out, to see the refusal
+            body.pop(bit[1:], None)
+            continue
         name, value = bit.split("=")
         body[name] = value == "true"
     endpoint = {"validate": "validate_device_token", "query": "query_two_bits", "update": "update_two_bits"}[action]

@@ -61,7 +61,14 @@ struct Serve: AsyncParsableCommand {
         let store = try await database.open()
         let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store))
         let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "deviceid-server"))
-        try await app.runService()
+        // SIGTERM or SIGINT: requests in flight finish, then the database is closed.
+        do {
+            try await app.runService()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
     }
 }
 
