@@ -25,8 +25,8 @@ struct DeviceTokenTests {
                     #expect(verified.expiresAt.timeIntervalSince(verified.issuedAt) == 600 && verified.team == "TEAM123")
                 }
                 let defaultToken = try await device.generateToken()
-                let header = try JSONSerialization.jsonObject(with: try #require(Data(base64URLForTests: String(decoding: defaultToken, as: UTF8.self)
-                    .split(separator: ".")[0]))) as? [String: String]
+                let header = try JSONSerialization.jsonObject(with: try #require(Data(base64URL: String(String(decoding: defaultToken, as: UTF8.self)
+                    .split(separator: ".")[0])))) as? [String: String]
                 #expect(header?["alg"] == keyType.defaultSignatureAlgorithm.rawValue && header?["typ"] == "device-token+jwt")
                 #expect(await thrownError { try await device.generateToken(algorithm: keyType == .rsa ? .es256 : .rs256) } is DeviceIdentifierError)
             }
@@ -45,7 +45,7 @@ struct DeviceTokenTests {
         let original = parts
         // Another device's key in the header: the signature no longer matches.
         let other = try await DefaultDeviceIdentifier(storage: MemoryStorage<StoredDeviceIdentity>()).publicKey()
-        let header = try JSONSerialization.jsonObject(with: try #require(Data(base64URLForTests: parts[0]))) as! [String: String]
+        let header = try JSONSerialization.jsonObject(with: try #require(Data(base64URL: parts[0]))) as! [String: String]
         var forged = header
         forged["dpk"] = other.externalRepresentation.base64URLEncoded
         parts[0] = try JSONSerialization.data(withJSONObject: forged, options: .sortedKeys).base64URLEncoded
@@ -69,14 +69,5 @@ struct DeviceTokenTests {
             }
             #expect(try await keyring.deviceid("token", "--team", "").status == 64)
         }
-    }
-}
-
-extension Data {
-    /// Bytes from base64url text, for the tests.
-    init?(base64URLForTests text: some StringProtocol) {
-        var base64 = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
     }
 }
