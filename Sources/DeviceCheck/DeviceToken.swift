@@ -92,7 +92,7 @@ extension DeviceToken {
         }
         guard header.typ == type else { throw DeviceTokenError.malformed("typ is not \(type)") }
         guard let algorithm = SignatureAlgorithm(rawValue: header.alg) else { throw DeviceTokenError.malformed("alg \(header.alg)") }
-        guard let keyBytes = Data(base64URL: Substring(header.dpk)),
+        guard let keyBytes = Data(base64URL: header.dpk),
               let key = try? DevicePublicKey(externalRepresentation: keyBytes, keyType: algorithm.keyType) else {
             throw DeviceTokenError.malformed("dpk is not a \(algorithm.keyType.rawValue) public key")
         }
@@ -110,16 +110,5 @@ extension DeviceToken {
         return VerifiedDeviceToken(
             deviceID: key.identifier, publicKey: key, team: payload.aud, issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti)
-    }
-}
-
-extension Data {
-    /// Bytes from base64url text without padding (RFC 7515); `nil` when it is not.
-    init?(base64URL text: Substring) {
-        guard text.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
-        else { return nil }
-        var base64 = String(text).replacing("-", with: "+").replacing("_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
     }
 }

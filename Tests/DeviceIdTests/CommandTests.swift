@@ -231,15 +231,6 @@ struct CommandTests {
     }
 }
 
-extension Data {
-    /// Bytes from base64url text without padding.
-    init?(base64URL text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
-    }
-}
-
 @Suite("The command against gnome-keyring's own races")
 struct ClientChurnTests {
     @Test("A thousand `deviceid id` processes in a row all print the same id: gnome-keyring stays up")
