@@ -2,16 +2,24 @@ import Foundation
 import NIOCore
 import SQLiteNIO
 
-/// Teams and bits in an SQLite file: the embedded default. One connection, so statements run one at a time; an
-/// update is one `INSERT … ON CONFLICT DO UPDATE`, atomic in SQLite.
+/// Teams and bits in an SQLite file: the embedded default. One connection, so statements run one at a time;
+/// updates are `INSERT … ON CONFLICT DO UPDATE`, atomic in SQLite, and reads and updates that arrive while the
+/// connection is busy are batched (see ``BatchedBits``).
 public final class SQLiteBitStore: BitStore {
     private let connection: SQLiteConnection
+    private let batched: BatchedBits
 
     /// Opens (creating it if missing) the database file at `path`.
     public init(path: String) async throws {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        connection = try await SQLiteConnection.open(storage: .file(path: path))
+        let connection = try await SQLiteConnection.open(storage: .file(path: path))
+        self.connection = connection
+        // SQLite binds at most 32,766 values to a statement: 1,000 updates take 5,000.
+        batched = BatchedBits(
+            workersPerKind: 1, maximumBatchSize: 1000,
+            read: { keys in try await Self.bits(of: keys, on: connection) },
+            write: { updates in try await Self.apply(updates, on: connection) })
     }
 
     public func migrate() async throws {
@@ -49,25 +57,47 @@ public final class SQLiteBitStore: BitStore {
     }
 
     public func bits(team: String, device: String) async throws -> DeviceBits? {
-        let rows = try await connection.query(
-            "SELECT bit0, bit1, updated_ms FROM bits WHERE team = ? AND device = ?", [.text(team), .text(device)])
-        guard let row = rows.first, let bit0 = row.column("bit0")?.integer, let bit1 = row.column("bit1")?.integer,
-              let updated = row.column("updated_ms")?.integer else { return nil }
-        return DeviceBits(bit0: bit0 != 0, bit1: bit1 != 0, updated: Date(timeIntervalSince1970: Double(updated) / 1000))
+        try await batched.bits(team: team, device: device)
     }
 
     public func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws {
-        let bit = { (value: Bool?) -> SQLiteData in value.map { .integer($0 ? 1 : 0) } ?? .null }
-        _ = try await connection.query(
-            """
-            INSERT INTO bits (team, device, bit0, bit1, updated_ms) VALUES (?1, ?2, coalesce(?3, 0), coalesce(?4, 0), ?5)
-            ON CONFLICT(team, device) DO UPDATE SET bit0 = coalesce(?3, bit0), bit1 = coalesce(?4, bit1), updated_ms = ?5
-            """,
-            [.text(team), .text(device), bit(bit0), bit(bit1), .integer(Int(time.timeIntervalSince1970 * 1000))])
+        try await batched.update(team: team, device: device, bit0: bit0, bit1: bit1, at: time)
     }
 
     public func close() async throws {
+        await batched.close()
         try await connection.close()
+    }
+
+    /// The bits of each of `keys`, in one query.
+    private static func bits(of keys: [DeviceKey], on connection: SQLiteConnection) async throws -> [DeviceBits?] {
+        let rows = try await connection.query(
+            "SELECT team, device, bit0, bit1, updated_ms FROM bits WHERE (team, device) IN (VALUES "
+                + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ")",
+            keys.flatMap { [.text($0.team), .text($0.device)] })
+        var found: [DeviceKey: DeviceBits] = [:]
+        for row in rows {
+            guard let team = row.column("team")?.string, let device = row.column("device")?.string,
+                  let bit0 = row.column("bit0")?.integer, let bit1 = row.column("bit1")?.integer,
+                  let updated = row.column("updated_ms")?.integer else { continue }
+            found[DeviceKey(team: team, device: device)] = DeviceBits(
+                bit0: bit0 != 0, bit1: bit1 != 0, updated: Date(timeIntervalSince1970: Double(updated) / 1000))
+        }
+        return keys.map { found[$0] }
+    }
+
+    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group.
+    private static func apply(_ updates: [BitUpdate], on connection: SQLiteConnection) async throws {
+        for (assignments, group) in BitUpdate.merged(updates) {
+            _ = try await connection.query(
+                "INSERT INTO bits (team, device, bit0, bit1, updated_ms) VALUES "
+                    + repeatElement("(?, ?, ?, ?, ?)", count: group.count).joined(separator: ", ")
+                    + " ON CONFLICT(team, device) DO UPDATE SET " + assignments,
+                group.flatMap { update -> [SQLiteData] in
+                    [.text(update.key.team), .text(update.key.device), .integer(update.bit0 == true ? 1 : 0),
+                     .integer(update.bit1 == true ? 1 : 0), .integer(Int(update.milliseconds))]
+                })
+        }
     }
 
     private static func team(_ row: SQLiteRow) -> Team? {

@@ -1,0 +1,61 @@
+import DeviceIdServer
+import Foundation
+import Testing
+
+@Suite("Bit stores under concurrent use: batched reads and updates give what one-at-a-time would")
+struct BitStoreTests {
+    /// What each device's concurrent updates are, and the one state every order of them leads to.
+    private static let patterns: [(updates: [(bit0: Bool?, bit1: Bool?)], final: (Bool, Bool))] = [
+        ([(true, nil), (nil, true)], (true, true)),
+        ([(false, nil), (nil, false), (false, false), (nil, false)], (false, false)),
+        (Array(repeating: (true, false), count: 5) + Array(repeating: (nil, false), count: 5), (true, false)),
+        ([(nil, true)] + Array(repeating: (nil, true), count: 3), (false, true)),
+    ]
+
+    @Test("Concurrent updates of many devices, each setting some bits, all take effect; reads answer each device its own",
+          arguments: Database.allCases)
+    func concurrentUpdatesAndReads(database: Database) async throws {
+        try await database.with { open in
+            // On PostgreSQL the updates are spread over two servers' stores; an SQLite file has one server.
+            let stores = database == .postgres ? [try await open(), try await open()] : [try await open()]
+            let devices = (0..<120).map { "device-\($0)" }
+            // Pattern 1 starts from bits already set, so that its updates must clear them.
+            for device in devices.enumerated() where device.offset % Self.patterns.count == 1 {
+                try await stores[0].update(team: "TEAM1", device: device.element, bit0: true, bit1: true, at: Date())
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, device) in devices.enumerated() {
+                    for (number, bits) in Self.patterns[index % Self.patterns.count].updates.enumerated() {
+                        let store = stores[number % stores.count]
+                        group.addTask { try await store.update(team: "TEAM1", device: device, bit0: bits.bit0, bit1: bits.bit1, at: Date()) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let read = try await withThrowingTaskGroup(of: (String, DeviceBits?).self) { group in
+                for (index, device) in (devices + ["never-set"]).enumerated() {
+                    let store = stores[index % stores.count]
+                    group.addTask { (device, try await store.bits(team: "TEAM1", device: device)) }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            for (index, device) in devices.enumerated() {
+                let expected = Self.patterns[index % Self.patterns.count].final
+                let bits = try #require(read[device] ?? nil, "\(device) has bits")
+                #expect(bits.bit0 == expected.0 && bits.bit1 == expected.1, "\(device)")
+            }
+            #expect(read["never-set"] == .some(nil))
+            #expect(try await stores[0].bits(team: "TEAM2", device: devices[0]) == nil)
+            for store in stores { try await store.close() }
+        }
+    }
+
+    @Test("A closed store refuses requests rather than leaving them waiting", arguments: Database.allCases)
+    func closed(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            try await store.close()
+            await #expect(throws: (any Error).self) { try await store.bits(team: "TEAM1", device: "device") }
+        }
+    }
+}
