@@ -1,19 +1,29 @@
 import DeviceCheck
 import Foundation
 import Hummingbird
+import Prometheus
 
 /// Apple's DeviceCheck API, self-hosted: `POST /v1/validate_device_token`, `/v1/query_two_bits`,
-/// `/v1/update_two_bits`, with Apple's request fields, responses and error texts, and `GET /health`.
+/// `/v1/update_two_bits`, with Apple's request fields, responses and error texts; `GET /health`, and `GET /metrics`
+/// in Prometheus's text format.
 public enum DeviceCheckService {
     /// The most a request body may hold.
     public static let maximumBodySize = 64 * 1024
 
-    /// The routes, answering from `store`; `now` is the clock tokens and JWTs are checked against.
+    /// The routes, answering from `store`, counting and timing requests in `metrics`; `now` is the clock tokens and
+    /// JWTs are checked against.
     public static func router(
-        store: any BitStore, authorizer: TeamAuthorizer, now: @escaping @Sendable () -> Date = Date.init
+        store: any BitStore, authorizer: TeamAuthorizer, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        now: @escaping @Sendable () -> Date = Date.init
     ) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RequestTelemetry(registry: metrics))
         router.get("/health") { _, _ in text(.ok, "ok") }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+        }
         for endpoint in Endpoint.allCases {
             router.post("/v1/\(endpoint.rawValue)") { request, _ in
                 await handle(endpoint, request, store: store, authorizer: authorizer, now: now())

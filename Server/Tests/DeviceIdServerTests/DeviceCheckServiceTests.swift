@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import Keyring
+import Logging
 import SecureStorage
 import Testing
 
@@ -67,9 +68,9 @@ struct Fixture {
         return (token.base64EncodedString(), try await identifier.id)
     }
 
-    func app(store: (any BitStore)? = nil, now: @escaping @Sendable () -> Date = Date.init) -> some ApplicationProtocol {
+    func app(store: (any BitStore)? = nil, logger: Logger? = nil, now: @escaping @Sendable () -> Date = Date.init) -> some ApplicationProtocol {
         let store = store ?? self.store
-        return Application(router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), now: now))
+        return Application(router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), now: now), logger: logger)
     }
 }
 
@@ -202,6 +203,37 @@ struct DeviceCheckServiceTests {
             }
             try await fixture.store.close()
             try await other.close()
+        }
+    }
+
+    @Test("Every request is counted at /metrics and logged in one line, never with its token or JWT, even at trace level")
+    func telemetry() async throws {
+        try await Database.sqlite.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let jwt = try await fixture.jwt()
+            let device = try await Fixture.deviceToken()
+            let recorder = LogRecorder()
+            try await fixture.app(logger: recorder.logger(level: .trace)).test(.router) { client in
+                #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)).0 == .ok)
+                #expect(try await post(client, "query_two_bits", jwt: String(jwt.dropLast(2)), request(device.token)).0 == .unauthorized)
+                #expect(try await post(client, "query_two_bits", jwt: jwt, request(String(device.token.dropLast(4)))).0 == .badRequest)
+                #expect(try await client.execute(uri: "/v2/nothing", method: .get) { $0.status } == .notFound)
+                let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                for series in [#"{endpoint="/v1/validate_device_token",status="200"} 1"#, #"{endpoint="/v1/query_two_bits",status="401"} 1"#,
+                               #"{endpoint="/v1/query_two_bits",status="400"} 1"#] {
+                    #expect(metrics.contains("deviceid_server_requests_total" + series), "\(series)")
+                }
+                #expect(metrics.contains(#"deviceid_server_request_duration_seconds_count{endpoint="/v1/query_two_bits"} 2"#))
+            }
+            let lines = recorder.recorded
+            #expect(lines.filter { $0.hasPrefix("info request ") }.count == 5, "one line per request: \(lines)")
+            #expect(lines.contains { $0.contains("route=/v1/query_two_bits") && $0.contains("status=401") })
+            let tokenText = String(decoding: try #require(Data(base64Encoded: device.token)), as: UTF8.self)
+            let secrets = [jwt, device.token, tokenText] + (jwt + "." + tokenText).split(separator: ".").map(String.init)
+            for secret in secrets where secret.count >= 16 {
+                #expect(!lines.contains { $0.contains(secret) || $0.contains(secret.prefix(16)) }, "a log line holds part of a token or JWT")
+            }
+            try await fixture.store.close()
         }
     }
 }

@@ -1,0 +1,94 @@
+import ArgumentParser
+import DeviceIdServer
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import Prometheus
+
+/// `deviceid-server serve`: answers on an address until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer requests on HOST:PORT or a Unix socket, over TLS when given a certificate.",
+        discussion: """
+            Plain HTTP is refused on an address other than loopback or a Unix socket, so that a device token or a \
+            team JWT never crosses a network in the clear by accident. Metrics are at GET /metrics (Prometheus).
+            """)
+
+    @Option(help: "HOST:PORT, or unix:PATH for a Unix socket. (default: 127.0.0.1:8080)") var listen = "127.0.0.1:8080"
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: ArgumentHelp("The server's certificate chain, PEM: its certificate first.", valueName: "file"))
+    var tlsCert: String?
+    @Option(help: ArgumentHelp("The certificate's private key, PEM.", valueName: "file")) var tlsKey: String?
+    @Flag(help: "Allow plain HTTP on an address that is not loopback (behind a TLS proxy on the same host, say).")
+    var allowPlainHTTP = false
+    @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        let address = try address()
+        guard tlsCert != nil || allowPlainHTTP || address.isLocal else {
+            throw ValidationError("""
+                plain HTTP only on loopback or a Unix socket: a token or JWT must not cross a network in the clear. \
+                Give --tls-cert and --tls-key, or --allow-plain-http behind a TLS proxy.
+                """)
+        }
+        if let tlsCert, let tlsKey { _ = try Self.tls(certificateChain: tlsCert, key: tlsKey) }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "deviceid-server")
+        logger.logLevel = logLevel
+        var server = HTTPServerBuilder.http1()
+        if let tlsCert, let tlsKey { server = try .tls(server, tlsConfiguration: Self.tls(certificateChain: tlsCert, key: tlsKey)) }
+        let store = try await database.open()
+        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), metrics: PrometheusCollectorRegistry())
+        let app = Application(
+            router: router, server: server, configuration: .init(address: try address().binding, serverName: "deviceid-server"),
+            logger: logger)
+        // SIGTERM or SIGINT: requests in flight finish, then the database is closed.
+        do {
+            try await app.runService()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+    }
+
+    /// Where to listen, and whether it is reachable from this machine only.
+    private func address() throws -> (binding: BindAddress, isLocal: Bool) {
+        if listen.hasPrefix("unix:"), listen.count > "unix:".count {
+            return (.unixDomainSocket(path: String(listen.dropFirst("unix:".count))), true)
+        }
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--listen must be HOST:PORT or unix:PATH")
+        }
+        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return (.hostname(host, port: port), host == "localhost" || host == "::1" || host.hasPrefix("127."))
+    }
+
+    /// A TLS 1.2+ server configuration from PEM files; an unreadable or mismatched file is a usage error naming it.
+    private static func tls(certificateChain path: String, key keyPath: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(path)
+        } catch {
+            throw ValidationError("--tls-cert \(path): not a readable PEM certificate chain (\(error))")
+        }
+        guard !chain.isEmpty else { throw ValidationError("--tls-cert \(path): no certificate in it") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw ValidationError("--tls-key \(keyPath): not a readable PEM private key without a passphrase (\(error))")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

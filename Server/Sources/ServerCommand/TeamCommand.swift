@@ -1,0 +1,50 @@
+import ArgumentParser
+import DeviceIdServer
+import Foundation
+
+/// `deviceid-server team`: the teams whose backends may call, kept in the database `serve` uses.
+struct TeamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "team", abstract: "Register, list and remove the teams whose backends may call.",
+        subcommands: [Add.self, List.self, Remove.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register TEAM's ES256 (P-256) public key, used for its JWTs.")
+        @Argument(help: "The team id: the iss of its JWTs, the aud of its devices' tokens.") var team: String
+        @Option(help: "The kid of the team's JWTs.") var keyID: String
+        @Option(help: "The team's P-256 public key, PEM (SubjectPublicKeyInfo).") var publicKey: String
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let pem = try String(contentsOfFile: publicKey, encoding: .utf8)
+            guard pem.contains("-----BEGIN PUBLIC KEY-----") else { throw ValidationError("\(publicKey) is not a PEM public key") }
+            let store = try await database.open()
+            try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: pem))
+            try await store.close()
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print each team and its key id.")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let store = try await database.open()
+            for team in try await store.teams() { print("\(team.id)\t\(team.keyID)") }
+            try await store.close()
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove TEAM and the bits it kept.")
+        @Argument(help: "The team id.") var team: String
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let store = try await database.open()
+            let removed = try await store.removeTeam(team)
+            try await store.close()
+            guard removed else { throw ValidationError("no team \(team)") }
+        }
+    }
+}
