@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "Keyring", package: root),
                 .product(name: "SecureStorage", package: root),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]

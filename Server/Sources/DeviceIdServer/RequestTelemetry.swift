@@ -5,6 +5,7 @@ import Prometheus
 /// Counts, times and logs every request: Prometheus metrics by endpoint and status, and one log line per request
 /// with its method, route, status and duration. Never a header, a query string or a body, so never a token or JWT.
 public struct RequestTelemetry: RouterMiddleware {
+    /// The request context of ``DeviceCheckService``'s router.
     public typealias Context = BasicRequestContext
 
     private let registry: PrometheusCollectorRegistry
@@ -14,6 +15,7 @@ public struct RequestTelemetry: RouterMiddleware {
         self.registry = registry
     }
 
+    /// Answers `request` through `next`, then counts, times and logs it.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response: Response

@@ -4,6 +4,7 @@ import DeviceIdServer
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
 import JWTKit
 import Keyring
 import Logging
@@ -212,8 +213,10 @@ struct DeviceCheckServiceTests {
             let fixture = try await Fixture(store: try await open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
-            let recorder = LogRecorder()
-            try await fixture.app(logger: recorder.logger(level: .trace)).test(.router) { client in
+            let recorder = InMemoryLogHandler()
+            var logger = Logger(label: "deviceid-server.tests") { _ in recorder }
+            logger.logLevel = .trace
+            try await fixture.app(logger: logger).test(.router) { client in
                 #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)).0 == .ok)
                 #expect(try await post(client, "query_two_bits", jwt: String(jwt.dropLast(2)), request(device.token)).0 == .unauthorized)
                 #expect(try await post(client, "query_two_bits", jwt: jwt, request(String(device.token.dropLast(4)))).0 == .badRequest)
@@ -225,8 +228,10 @@ struct DeviceCheckServiceTests {
                 }
                 #expect(metrics.contains(#"deviceid_server_request_duration_seconds_count{endpoint="/v1/query_two_bits"} 2"#))
             }
-            let lines = recorder.recorded
-            #expect(lines.filter { $0.hasPrefix("info request ") }.count == 5, "one line per request: \(lines)")
+            let lines = recorder.entries.map { entry in
+                "\(entry.level) \(entry.message) \(entry.error.map { "\($0)" } ?? "") \(entry.metadata.map { "\($0.key)=\($0.value)" }.sorted())"
+            }
+            #expect(recorder.entries.filter { $0.level == .info && $0.message == "request" }.count == 5, "one line per request: \(lines)")
             #expect(lines.contains { $0.contains("route=/v1/query_two_bits") && $0.contains("status=401") })
             let tokenText = String(decoding: try #require(Data(base64Encoded: device.token)), as: UTF8.self)
             let secrets = [jwt, device.token, tokenText] + (jwt + "." + tokenText).split(separator: ".").map(String.init)
