@@ -31,8 +31,9 @@ public struct RequestTelemetry: RouterMiddleware {
 
     private func record(_ request: Request, context: Context, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        // Only routes the router knows name a series: a scan of random paths must not grow the metrics without end.
-        let route = context.endpointPath ?? "unmatched"
+        // Only routes the router knows name a series (any other path is Hummingbird's "NotFound"): a scan of random
+        // paths must not grow the metrics without end.
+        let route = context.endpointPath ?? "NotFound"
         let labels = [("endpoint", route), ("status", String(status.code))]
         registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
         registry.makeDurationHistogram(descriptor: Self.duration, labels: [("endpoint", route)], buckets: Self.buckets).record(elapsed)
