@@ -12,6 +12,9 @@
 #include <openssl/ec.h>
 #include <openssl/param_build.h>
 #include <openssl/params.h>
+#include <openssl/provider.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>
 
 /* Key-selection masks are macros built from other macros, which Swift does not import. */
 static inline int deviceid_evp_pkey_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }

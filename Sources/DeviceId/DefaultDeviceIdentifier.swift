@@ -190,8 +190,11 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         let identity = DeviceIdentity(
             id: valid.id, origin: valid.origin, isNew: created,
             publicKey: try valid.publicKey.map { try DevicePublicKey(externalRepresentation: $0, keyType: valid.resolvedKeyType) },
-            created: valid.created)
-        return LoadedIdentity(identity: identity, signingKey: stored.privateKey.map { SigningKey(privateKey: $0, keyType: valid.resolvedKeyType) })
+            keyProtection: valid.resolvedKeyProtection, created: valid.created)
+        let signingKey = stored.privateKey.map {
+            SigningKey(privateKey: $0, keyType: valid.resolvedKeyType, protection: valid.resolvedKeyProtection)
+        }
+        return LoadedIdentity(identity: identity, signingKey: signingKey)
     }
 
     /// The legacy identity `source` holds as a record to store, checked before anything is written; `nil` when
@@ -208,26 +211,31 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     private static func generate(_ configuration: DeviceIdentifierConfiguration, logger: Logger) async throws -> StoredDeviceIdentity {
         let started = ContinuousClock.now
-        let (keyType, keySize) = (configuration.keyType, configuration.keySize)
+        let (keyType, keySize, protection) = (configuration.keyType, configuration.keySize, configuration.keyProtection)
         let stored = try await WorkerThreads.run {
             do {
                 let (publicKey, privateKey): (Data, Data)
-                switch keyType {
-                case .rsa:
+                switch (keyType, protection) {
+                case (.rsa, _):
                     let key = try RSAKey.generate(bits: keySize)
                     (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.privateKeyPKCS1())
-                case .p256:
+                case (.p256, .keyring):
                     let key = try P256Key.generate()
                     (publicKey, privateKey) = (try key.publicKeyX963(), try key.privateKeyX963())
+                case (.p256, .tpm):
+                    let key = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
+                    (publicKey, privateKey) = (try key.publicKeyX963(), try key.tpmBlob())
                 }
                 return StoredDeviceIdentity(
-                    id: Digest.sha256(publicKey).hexString, origin: .generated, keyType: keyType, publicKey: publicKey, privateKey: privateKey)
+                    id: Digest.sha256(publicKey).hexString, origin: .generated, keyType: keyType, keyProtection: protection,
+                    publicKey: publicKey, privateKey: privateKey)
             } catch let failure as OpenSSLFailure {
                 throw DeviceIdentifierError.keyGenerationFailed(failure.description)
             }
         }
         logger.notice("generated a new device identity", metadata: [
-            "keyType": "\(keyType.rawValue)", "keySize": "\(keyType == .rsa ? keySize : 256)", "elapsed": "\(ContinuousClock.now - started)",
+            "keyType": "\(keyType.rawValue)", "keySize": "\(keyType == .rsa ? keySize : 256)", "keyProtection": "\(protection.rawValue)",
+            "elapsed": "\(ContinuousClock.now - started)",
         ])
         return stored
     }
@@ -241,8 +249,8 @@ private struct LoadedIdentity: Sendable {
     /// The same identity as later calls see it: read from the keyring, not new.
     var fromKeyring: LoadedIdentity {
         LoadedIdentity(
-            identity: DeviceIdentity(id: identity.id, origin: identity.origin, isNew: false,
-                                     publicKey: identity.publicKey, created: identity.created),
+            identity: DeviceIdentity(id: identity.id, origin: identity.origin, isNew: false, publicKey: identity.publicKey,
+                                     keyProtection: identity.keyProtection, created: identity.created),
             signingKey: signingKey)
     }
 }

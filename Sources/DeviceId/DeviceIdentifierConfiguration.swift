@@ -13,15 +13,19 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     /// The access group: programs using the same group share the identity.
     /// Defaults to `AccessGroup.default` (this program's executable name).
     public var accessGroup: AccessGroup
+    /// Where a new identity's private key lives: the keyring (the default) or the TPM (P-256 keys only).
+    public var keyProtection: KeyProtection
 
     /// The account of ``default``.
     public static let defaultAccount = "swift-deviceid.device-identifier"
 
     /// Describes an identity. The key size is checked when an identifier is created.
     public init(
-        keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: AccessGroup = .default, keyType: DeviceKeyType = .rsa
+        keySize: Int, keychainAccount: String, useEncryption: Bool = true, accessGroup: AccessGroup = .default, keyType: DeviceKeyType = .rsa,
+        keyProtection: KeyProtection = .keyring
     ) {
         self.keyType = keyType
+        self.keyProtection = keyProtection
         self.keySize = keySize
         self.keychainAccount = keychainAccount
         self.useEncryption = useEncryption
@@ -46,9 +50,13 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
         FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
     ]
 
-    /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)``.
+    /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)`` /
+    /// ``DeviceIdentifierError/invalidKeyProtection(_:)``.
     func validated() throws -> Self {
         guard keyType != .rsa || Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
+        guard keyProtection != .tpm || keyType == .p256 else {
+            throw DeviceIdentifierError.invalidKeyProtection("TPM-held device keys are P-256: use keyType .p256")
+        }
         guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)
         }

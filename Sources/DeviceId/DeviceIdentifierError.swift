@@ -1,4 +1,5 @@
 import Keyring
+import OpenSSLSupport
 import SecureStorage
 
 /// Why an identifier could not be produced: Ping's cases, and what Linux adds. The stored identity is never
@@ -50,6 +51,18 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case machineIdUnavailable(String)
     /// An application ID must be 128 bits, not all zero: 32 hex digits, or a UUID.
     case invalidApplicationId(String)
+    /// The key protection does not fit the rest of the configuration (the detail says how).
+    case invalidKeyProtection(String)
+    /// The TPM cannot be used: none on this machine, not this user's to open, its OpenSSL provider missing, or
+    /// unreachable (the detail says which, and what to do). Nothing was written.
+    case tpmUnavailable(String)
+    /// The TPM refuses the identity's key: it was made by another TPM (the keyring came from another machine), or
+    /// this TPM was cleared since. The identity was left as it is; its id still reads, it cannot sign here.
+    case tpmKeyFromAnotherTPM
+    /// The TPM is in dictionary-attack lockout and refuses to work until it recovers.
+    case tpmLockout
+    /// The TPM failed otherwise (the detail is its reason).
+    case tpmFailed(String)
 
     /// Wraps a lower layer's error into this type; passes this type through.
     static func wrapping(_ error: any Error) -> DeviceIdentifierError {
@@ -61,8 +74,26 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
         case SecureStorageError.encryptionMismatch(let storedEncrypted): .encryptionMismatch(storedEncrypted: storedEncrypted)
         case SecureStorageError.cryptoFailure(let detail): .cryptoFailure(detail)
         case let error as SecureStorageError: .undecryptable(error)
+        case let failure as TPMFailure:
+            switch failure {
+            case .keyFromAnotherTPM: .tpmKeyFromAnotherTPM
+            case .lockout: .tpmLockout
+            case .failed(let failure): .tpmFailed(failure.description)
+            case .noDevice, .permissionDenied, .providerMissing, .unreachable: .tpmUnavailable(tpmAdvice(failure))
+            }
         default: .unexpected(String(describing: error))
         }
+    }
+}
+
+/// What a TPM that cannot be used means for the user, and what to do.
+private func tpmAdvice(_ failure: TPMFailure) -> String {
+    switch failure {
+    case .noDevice: "\(failure): use an identity kept in the keyring (`--key-protection keyring`)"
+    case .permissionDenied(let device):
+        "\(device) may not be opened by this user: add the user to its group (`sudo usermod -aG tss $USER`, then log in again)"
+    case .unreachable: "\(failure): check that the TPM is running (the one TPM2OPENSSL_TCTI names, when set)"
+    default: failure.description
     }
 }
 
@@ -74,7 +105,7 @@ extension DeviceIdentifierError: CustomStringConvertible {
         case .encryptionInitializationFailed(let detail):
             "the encryptor could not be set up (\(detail)); check the access group, or turn encryption off"
         case .keyGenerationFailed(let detail):
-            "OpenSSL could not generate the RSA key pair (\(detail)); nothing was written"
+            "OpenSSL could not generate the key pair (\(detail)); nothing was written"
         case .invalidPublicKey(let detail):
             "not a usable public key (\(detail))"
         case .signingFailed(let detail):
@@ -128,6 +159,20 @@ extension DeviceIdentifierError: CustomStringConvertible {
             "the machine ID is unavailable (\(detail)); on systemd systems run `systemd-machine-id-setup`"
         case .invalidApplicationId(let text):
             "'\(text)' is not an application ID: use 32 hex digits or a UUID, not all zero (for example from `systemd-id128 new`)"
+        case .invalidKeyProtection(let detail):
+            detail
+        case .tpmUnavailable(let detail):
+            "the TPM cannot be used: \(detail); nothing was written"
+        case .tpmKeyFromAnotherTPM:
+            "the TPM refuses the identity's key: it was made by another TPM (a keyring from another machine), or this TPM was "
+                + "cleared since; the identity was left as it is and its id still reads, but it cannot sign on this machine. "
+                + "Restore the keyring on the machine that made it; only if that TPM is gone for good, `deviceid regenerate` "
+                + "replaces the identity and its id, for good"
+        case .tpmLockout:
+            "the TPM is in dictionary-attack lockout; wait for it to recover, or clear the lockout with the owner's "
+                + "authorization (`tpm2_dictionarylockout --clear-lockout`)"
+        case .tpmFailed(let detail):
+            "the TPM failed (\(detail))"
         }
     }
 }

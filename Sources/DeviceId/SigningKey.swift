@@ -4,7 +4,8 @@ import OpenSSLSupport
 import Synchronization
 
 /// The identity's private key in memory: its external representation (PKCS#1 DER for RSA, `04‖X‖Y‖D` for
-/// P-256) in one buffer wiped on release, parsed into OpenSSL once, on the first signature, and kept there.
+/// P-256, or the TPM's wrapped key) in one buffer wiped on release, parsed into OpenSSL (or loaded into the TPM)
+/// once, on the first signature, and kept there.
 final class SigningKey: Sendable {
     /// A parsed key of either type.
     enum Parsed: @unchecked Sendable {   // the OpenSSL keys are immutable after creation
@@ -14,46 +15,62 @@ final class SigningKey: Sendable {
 
     /// RSA or P-256.
     let keyType: DeviceKeyType
+    /// In the keyring, or in the TPM.
+    let protection: KeyProtection
     private let bytes: KeyringSecret
     private let parsed = Mutex<Parsed?>(nil)
 
     /// Copies `bytes` into a wiped buffer; the caller wipes its own copy.
-    init(privateKey bytes: Data, keyType: DeviceKeyType) {
+    init(privateKey bytes: Data, keyType: DeviceKeyType, protection: KeyProtection = .keyring) {
         self.keyType = keyType
+        self.protection = protection
         self.bytes = KeyringSecret(bytes)
     }
 
     /// Signs `data` with `algorithm` (which must fit the key type); an ECDSA signature is written as `encoding`
-    /// says. Blocking: call it on a worker thread.
+    /// says. A TPM whose connection failed (it restarted, say) is opened again, once. Blocking: call it on a
+    /// worker thread.
     func sign(_ data: Data, algorithm: SignatureAlgorithm, encoding: SignatureEncoding = .raw) throws -> Data {
         guard algorithm.keyType == keyType else {
             throw DeviceIdentifierError.invalidAlgorithm("\(algorithm.rawValue) does not sign with a \(keyType.rawValue) key")
         }
-        let key = try signer()
+        do {
+            return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
+        } catch let failure as TPMFailure where failure.isConnectionFailure {
+            if case .p256(let key)? = parsed.withLock({ $0 }), let tpm = key.tpm { TPM.forget(tpm) }
+            parsed.withLock { $0 = nil }
+            return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
+        }
+    }
+
+    private func sign(_ data: Data, with key: Parsed, algorithm: SignatureAlgorithm, encoding: SignatureEncoding) throws -> Data {
         do {
             switch key {
             case .rsa(let key): return try key.sign(data, padding: algorithm.padding)
             case .p256(let key): return try key.sign(data, raw: encoding == .raw)
             }
+        } catch where protection == .tpm {
+            throw TPMFailure(error)
         } catch {
-            throw DeviceIdentifierError.signingFailed(String(describing: error))
+            throw DeviceIdentifierError.signingFailed(error.description)
         }
     }
 
-    /// The key, parsed on first use. Blocking: call it on a worker thread.
+    /// The key, parsed (or loaded into the TPM) on first use. Blocking: call it on a worker thread.
     func signer() throws -> Parsed {
         try parsed.withLock { key in
             if let key { return key }
             let made: Parsed
             do {
-                made = try bytes.withUnsafeBytes { bytes throws(OpenSSLFailure) -> Parsed in
-                    switch keyType {
-                    case .rsa: .rsa(try RSAKey(privateKeyPKCS1: bytes))
-                    case .p256: .p256(try P256Key(privateKeyX963: bytes))
+                made = try bytes.withUnsafeBytes { bytes throws -> Parsed in
+                    switch (keyType, protection) {
+                    case (.rsa, _): .rsa(try RSAKey(privateKeyPKCS1: bytes))
+                    case (.p256, .keyring): .p256(try P256Key(privateKeyX963: bytes))
+                    case (.p256, .tpm): .p256(try TPM.withShared { tpm throws(TPMFailure) in try P256Key(tpmBlob: bytes, in: tpm) })
                     }
                 }
-            } catch {
-                throw DeviceIdentifierError.keychainUnexpectedData("the stored \(keyType.rawValue) private key cannot be used: \(error)")
+            } catch let failure as OpenSSLFailure {
+                throw DeviceIdentifierError.keychainUnexpectedData("the stored \(keyType.rawValue) private key cannot be used: \(failure)")
             }
             key = made
             return made

@@ -22,18 +22,23 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     /// The public key's external representation (PKCS#1 DER, or X9.63 for P-256); absent only for a legacy
     /// identity adopted without one.
     package var publicKey: Data?
-    /// The private key's external representation (PKCS#1 DER, or `04‖X‖Y‖D` for P-256); absent for adopted
-    /// legacy identities.
+    /// The private key's external representation (PKCS#1 DER, or `04‖X‖Y‖D` for P-256), or for a TPM-held key
+    /// the key as the TPM wrapped it (`TSS2 PRIVATE KEY` DER, useless to any other TPM); absent for adopted legacy
+    /// identities.
     package var privateKey: Data?
+    /// Where the private key lives; absent in records written before TPM keys existed, which are in the keyring.
+    package var keyProtection: KeyProtection?
     /// When the identity was generated or adopted.
     package var created: Date
 
     /// A record; checks nothing (reading one back validates it).
     package init(
-        id: String, origin: IdentityOrigin, keyType: DeviceKeyType = .rsa, publicKey: Data?, privateKey: Data?, created: Date = Date()
+        id: String, origin: IdentityOrigin, keyType: DeviceKeyType = .rsa, keyProtection: KeyProtection = .keyring,
+        publicKey: Data?, privateKey: Data?, created: Date = Date()
     ) {
         format = 1
         self.keyType = keyType
+        self.keyProtection = keyProtection == .keyring ? nil : keyProtection
         self.id = id
         self.origin = origin
         self.publicKey = publicKey
@@ -63,11 +68,17 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
                 throw DeviceIdentifierError.keychainUnexpectedData("identifier does not match its public key")
             }
         }
+        guard resolvedKeyProtection == .keyring || resolvedKeyType == .p256 else {
+            throw DeviceIdentifierError.keychainUnexpectedData("a TPM-held key that is not P-256")
+        }
         return self
     }
 
     /// The key type, RSA for records written before P-256 existed.
     var resolvedKeyType: DeviceKeyType { keyType ?? .rsa }
+
+    /// Where the private key lives, the keyring for records written before TPM keys existed.
+    var resolvedKeyProtection: KeyProtection { keyProtection ?? .keyring }
 
     /// Overwrites this record's copy of the private key with zeros.
     mutating func wipePrivateKey() {
@@ -88,6 +99,8 @@ public struct DeviceIdentity: Sendable, Hashable {
     public let isNew: Bool
     /// The public key; `nil` for a legacy identity adopted without one.
     public let publicKey: DevicePublicKey?
+    /// Where the private key lives: the keyring, or the TPM.
+    public let keyProtection: KeyProtection
     /// When it was generated or adopted.
     public let created: Date
 }

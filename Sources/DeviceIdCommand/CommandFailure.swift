@@ -77,13 +77,15 @@ struct CommandFailure: Error {
         switch error {
         case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring)
         case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: 65
-        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey, .invalidAlgorithm: 64
+        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey, .invalidAlgorithm,
+             .invalidKeyProtection: 64
+        case .tpmKeyFromAnotherTPM: 65
         case .keychainItemNotFound: 66
-        case .machineIdUnavailable: 69
+        case .machineIdUnavailable, .tpmUnavailable: 69
         case .legacyIdentifierUnreadable: 74
-        case .cancelled: 75
+        case .cancelled, .tpmLockout: 75
         case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,
-             .unexpected: 70
+             .unexpected, .tpmFailed: 70
         }
     }
 

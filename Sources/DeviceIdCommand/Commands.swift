@@ -167,6 +167,7 @@ struct Info: AsyncParsableCommand {
         ]
         if let key = identity.publicKey {
             fields["keyType"] = .string(key.keyType.rawValue)
+            fields["keyProtection"] = .string(identity.keyProtection.rawValue)
             fields["keySize"] = .int(key.keySize)
             fields["jwkThumbprint"] = .string(try key.jwkThumbprint())
         }

@@ -18,8 +18,9 @@ struct DeviceIdCommand: AsyncParsableCommand {
             Exit codes: 0 ok; 64 usage (or the identity is stored with/without encryption and the options say otherwise); \
             65 stored data or a legacy identifier corrupt or undecryptable, left as it is; 66 no identity (`info`, \
             `public-key`, `sign` without `--create`); 69 no Secret Service, no session bus or no default keyring; \
+            65 also when the TPM refuses a TPM-held key made by another TPM; 69 also when there is no usable TPM; \
             70 internal; 73 the creation lock's directory cannot be used; 74 an input (standard input, a legacy file) \
-            cannot be read; 75 keyring locked, prompt dismissed, timed out or busy: try again later.
+            cannot be read; 75 keyring locked, prompt dismissed, timed out or busy, or the TPM in lockout: try again later.
 
             The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`. Logs go to standard error only when \
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
@@ -32,6 +33,8 @@ struct DeviceIdCommand: AsyncParsableCommand {
     /// Parses, runs, and turns every failure into one `deviceid: error: …` line and a sysexits code.
     static func main() async {
         LoggingSystem.bootstrap(Output.logHandler)
+        // The TPM's software stack prints its own errors on standard error unless told not to; ours say what to do.
+        setenv("TSS2_LOG", "all+none", 0)
         do {
             // `deviceid id …` is what session scripts run: parsing it alone skips building the whole command
             // tree (about 2 ms of a 17 ms run). Help still comes from the full tree.

@@ -66,6 +66,12 @@ struct IdentityOptions: ParsableArguments {
     @Option(help: "RSA key size for a new identity: 2048, 3072 or 4096. (default: 2048)", completion: .list(["2048", "3072", "4096"]))
     var keySize: Int?
 
+    @Option(help: """
+        Where a new identity's private key lives: keyring, or tpm (generated in the TPM 2.0, never exportable; \
+        P-256, the default key type then). (default: keyring)
+        """)
+    var keyProtection: KeyProtection?
+
     @Flag(help: "4096-bit key, under its own account (the library's .highSecurity).")
     var highSecurity = false
 
@@ -76,8 +82,11 @@ struct IdentityOptions: ParsableArguments {
         if let keySize, !DeviceIdentifierConfiguration.supportedKeySizes.contains(keySize) {
             throw ValidationError("--key-size must be 2048, 3072 or 4096")
         }
-        if keyType == .p256 && (keySize != nil || highSecurity) {
-            throw ValidationError("--key-size and --high-security are for RSA keys, not --key-type p256")
+        if keyType == .p256 || keyProtection == .tpm, keySize != nil || highSecurity {
+            throw ValidationError("--key-size and --high-security are for RSA keys, not P-256 ones (--key-type p256, --key-protection tpm)")
+        }
+        if keyProtection == .tpm && keyType == .rsa {
+            throw ValidationError("--key-protection tpm makes P-256 keys, not --key-type rsa")
         }
         if let account, account.isEmpty || DeviceIdentifierConfiguration.reservedAccounts.contains(account) {
             throw ValidationError("--account \(account.isEmpty ? "must not be empty" : "\(account) is an account swift-deviceid keeps its own items under")")
@@ -91,6 +100,10 @@ struct IdentityOptions: ParsableArguments {
         if let account { configuration.keychainAccount = account }
         if let keySize { configuration.keySize = keySize }
         if let keyType { configuration.keyType = keyType }
+        if let keyProtection {
+            configuration.keyProtection = keyProtection
+            if keyProtection == .tpm { configuration.keyType = .p256 }
+        }
         configuration.useEncryption = !noEncryption
         return configuration
     }
@@ -123,3 +136,4 @@ extension AccessGroup: ExpressibleByArgument {
 }
 
 extension DeviceKeyType: ExpressibleByArgument {}
+extension KeyProtection: ExpressibleByArgument {}

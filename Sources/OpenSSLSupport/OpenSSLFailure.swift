@@ -7,23 +7,37 @@ package struct OpenSSLFailure: Error, Sendable, Hashable, CustomStringConvertibl
     package let function: String
     /// OpenSSL's reason, when its error queue had one.
     package let reason: String?
+    /// The text a provider attached to its error, when one did: the `tpm2` provider's is the TSS response code,
+    /// in decimal, and its meaning (`479 tpm:parameter(1):integrity check failed`).
+    package let detail: String?
 
     /// A failure of `function` with a reason of ours.
-    package init(_ function: String, reason: String?) {
+    package init(_ function: String, reason: String?, detail: String? = nil) {
         self.function = function
         self.reason = reason
+        self.detail = detail
     }
 
-    /// The failure of `function`, with the reason at the head of OpenSSL's error queue (which it then clears).
+    /// The failure of `function`: the reason at the head of OpenSSL's error queue and the first text a provider
+    /// attached to an error in it. The queue is then empty.
     package static func current(_ function: String) -> OpenSSLFailure {
-        let code = ERR_get_error()
-        ERR_clear_error()
-        guard code != 0 else { return OpenSSLFailure(function, reason: nil) }
-        return OpenSSLFailure(function, reason: ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)")
+        var head: UInt = 0
+        var detail: String?
+        var data: UnsafePointer<CChar>?
+        var flags: Int32 = 0
+        while case let code = ERR_get_error_all(nil, nil, nil, &data, &flags), code != 0 {
+            if head == 0 { head = code }
+            if detail == nil, flags & ERR_TXT_STRING != 0, let data, data.pointee != 0 { detail = String(cString: data) }
+        }
+        guard head != 0 else { return OpenSSLFailure(function, reason: nil) }
+        let reason = ERR_reason_error_string(head).map { String(cString: $0) } ?? "error \(head)"
+        return OpenSSLFailure(function, reason: reason, detail: detail)
     }
 
-    /// `function: reason`.
-    package var description: String { reason.map { "\(function): \($0)" } ?? function }
+    /// `function: reason (detail)`.
+    package var description: String {
+        [function, reason.map { ": \($0)" }, detail.map { " (\($0))" }].compactMap(\.self).joined()
+    }
 }
 
 /// Throws the current failure of `function` unless `result` is OpenSSL's success, 1.

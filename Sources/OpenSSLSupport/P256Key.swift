@@ -8,13 +8,18 @@ import FoundationEssentials
 package final class P256Key: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
     private let key: OpaquePointer
+    /// The TPM holding the private key, for a key made or loaded there (its library context signs).
+    package let tpm: TPM?
 
     /// Bytes of one coordinate or scalar.
     package static let coordinateSize = 32
     /// Bytes of the X9.63 uncompressed public point.
     package static let publicKeySize = 65
 
-    private init(_ key: OpaquePointer) { self.key = key }
+    private init(_ key: OpaquePointer, tpm: TPM? = nil) {
+        self.key = key
+        self.tpm = tpm
+    }
     deinit { EVP_PKEY_free(key) }
 
     /// A new key pair.
@@ -27,6 +32,48 @@ package final class P256Key: @unchecked Sendable {
         try check(EVP_PKEY_generate(context, &key), "EVP_PKEY_generate")
         guard let key else { throw OpenSSLFailure("EVP_PKEY_generate", reason: "no key") }
         return P256Key(key)
+    }
+
+    /// A new key pair inside `tpm`: its private key never leaves it (``tpmBlob()`` is the key wrapped by the TPM).
+    package static func generate(in tpm: TPM) throws(TPMFailure) -> P256Key {
+        guard let context = EVP_PKEY_CTX_new_from_name(tpm.context, "EC", "provider=tpm2") else {
+            throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)"))
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+              EVP_PKEY_generate(context, &key) == 1, let key else {
+            throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_generate(tpm2)"))
+        }
+        return P256Key(key, tpm: tpm)
+    }
+
+    /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
+    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
+        var key: OpaquePointer?
+        guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "DER", nil, "EC", deviceid_evp_pkey_keypair(), tpm.context, "provider=tpm2") else {
+            throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
+        }
+        defer { OSSL_DECODER_CTX_free(decoder) }
+        var cursor = blob.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var remaining = blob.count
+        let decoded = OSSL_DECODER_from_data(decoder, &cursor, &remaining)
+        guard decoded == 1, let key else { throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_from_data(TSS2 PRIVATE KEY)")) }
+        self.init(key, tpm: tpm)
+    }
+
+    /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.
+    package func tpmBlob() throws(OpenSSLFailure) -> Data {
+        guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
+            throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
+        }
+        defer { OSSL_ENCODER_CTX_free(encoder) }
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        try check(OSSL_ENCODER_to_data(encoder, &bytes, &length), "OSSL_ENCODER_to_data")
+        defer { CRYPTO_free(bytes, #fileID, #line) }
+        guard let bytes else { throw OpenSSLFailure("OSSL_ENCODER_to_data", reason: "no data") }
+        return Data(UnsafeBufferPointer(start: bytes, count: length))
     }
 
     /// A public key from its X9.63 uncompressed point (65 bytes, `04‖X‖Y`).
@@ -97,7 +144,9 @@ package final class P256Key: @unchecked Sendable {
     package func publicKeyX963() throws(OpenSSLFailure) -> Data {
         var point = [UInt8](repeating: 0, count: Self.publicKeySize)
         var length = 0
-        try check(EVP_PKEY_get_octet_string_param(key, "encoded-pub-key", &point, point.count, &length), "EVP_PKEY_get_octet_string_param")
+        // The tpm2 provider gives the point as "pub"; OpenSSL's own keys as "encoded-pub-key".
+        try check(EVP_PKEY_get_octet_string_param(key, tpm == nil ? "encoded-pub-key" : "pub", &point, point.count, &length),
+                  "EVP_PKEY_get_octet_string_param")
         guard length == Self.publicKeySize, point[0] == 4 else { throw OpenSSLFailure("encoded-pub-key", reason: "not an uncompressed point") }
         return Data(point)
     }
@@ -130,7 +179,7 @@ package final class P256Key: @unchecked Sendable {
     package func sign(_ data: Data, raw: Bool) throws(OpenSSLFailure) -> Data {
         guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure.current("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
-        try check(EVP_DigestSignInit_ex(context, nil, "SHA256", nil, nil, key, nil), "EVP_DigestSignInit_ex")
+        try check(EVP_DigestSignInit_ex(context, nil, "SHA256", tpm?.context, nil, key, nil), "EVP_DigestSignInit_ex")
         let message = [UInt8](data)
         var length = 0
         try check(EVP_DigestSign(context, nil, &length, message, message.count), "EVP_DigestSign")

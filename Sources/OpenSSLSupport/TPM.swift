@@ -1,0 +1,133 @@
+import COpenSSL
+import Glibc
+import Synchronization
+
+/// The TPM 2.0, through OpenSSL 3's `tpm2` provider (Debian's `tpm2-openssl`), in a library context of its own so
+/// that nothing else in the process changes provider. The provider picks the TPM: `TPM2OPENSSL_TCTI` when set
+/// (`swtpm:host=…,port=…`, `tabrmd:…`), else `/dev/tpmrm0`. Opening it is blocking: call on worker threads.
+package final class TPM: @unchecked Sendable {   // the library context is used, never changed, after loading
+    /// The `OSSL_LIB_CTX` with the `tpm2` and `default` providers loaded.
+    let context: OpaquePointer
+    private let providers: [OpaquePointer]
+
+    private init(context: OpaquePointer, providers: [OpaquePointer]) {
+        self.context = context
+        self.providers = providers
+    }
+
+    deinit {
+        for provider in providers { OSSL_PROVIDER_unload(provider) }
+        OSSL_LIB_CTX_free(context)
+    }
+
+    private static let opened = Mutex<TPM?>(nil)
+
+    /// The TPM, opened on first use and kept; ``forget(_:)`` drops it so that the next call opens it again.
+    package static func shared() throws(TPMFailure) -> TPM {
+        try opened.withLock { (opened: inout TPM?) throws(TPMFailure) -> TPM in
+            if let opened { return opened }
+            let tpm = try open()
+            opened = tpm
+            return tpm
+        }
+    }
+
+    /// `body`'s result with the shared TPM; when the connection to it failed (the TPM restarted, say), with the TPM
+    /// opened again, once.
+    package static func withShared<Result>(_ body: (TPM) throws(TPMFailure) -> Result) throws(TPMFailure) -> Result {
+        let tpm = try shared()
+        do {
+            return try body(tpm)
+        } catch where error.isConnectionFailure {
+            forget(tpm)
+            return try body(try shared())
+        }
+    }
+
+    /// Forgets `tpm` if it is the one kept (after the TPM was restarted, say): keys already loaded keep theirs.
+    package static func forget(_ tpm: TPM) {
+        opened.withLock { if $0 === tpm { $0 = nil } }
+    }
+
+    private static func open() throws(TPMFailure) -> TPM {
+        if getenv("TPM2OPENSSL_TCTI") == nil { try checkDevice() }
+        guard let context = OSSL_LIB_CTX_new() else { throw .failed(OpenSSLFailure.current("OSSL_LIB_CTX_new")) }
+        guard let tpm2 = OSSL_PROVIDER_load(context, "tpm2") else {
+            let failure = OpenSSLFailure.current("OSSL_PROVIDER_load(tpm2)")
+            OSSL_LIB_CTX_free(context)
+            switch TPMFailure(failure) {
+            case .failed: throw failure.description.contains("tpm2.so") ? .providerMissing : .unreachable(failure.description)
+            case let classified: throw classified
+            }
+        }
+        guard let base = OSSL_PROVIDER_load(context, "default") else {
+            let failure = OpenSSLFailure.current("OSSL_PROVIDER_load(default)")
+            OSSL_PROVIDER_unload(tpm2)
+            OSSL_LIB_CTX_free(context)
+            throw .failed(failure)
+        }
+        return TPM(context: context, providers: [tpm2, base])
+    }
+
+    /// The kernel's TPM device, as the provider's default TCTI opens it: missing, or not ours to open, is said
+    /// plainly before the provider tries.
+    private static func checkDevice() throws(TPMFailure) {
+        let devices = ["/dev/tpmrm0", "/dev/tpm0"]
+        guard let device = devices.first(where: { access($0, F_OK) == 0 }) else { throw .noDevice }
+        guard access(device, R_OK | W_OK) == 0 else { throw .permissionDenied(device) }
+    }
+}
+
+/// Why the TPM could not do what was asked.
+package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No TPM device (`/dev/tpmrm0`, `/dev/tpm0`) and no `TPM2OPENSSL_TCTI` naming another.
+    case noDevice
+    /// The device exists and this user may not open it (on Debian it is `root:tss` 0660).
+    case permissionDenied(String)
+    /// OpenSSL has no `tpm2` provider (the package `tpm2-openssl` is not installed).
+    case providerMissing
+    /// The provider could not reach the TPM (the TSS's reason).
+    case unreachable(String)
+    /// The TPM refuses to load the key: it was made by another TPM, or this one was cleared since.
+    case keyFromAnotherTPM
+    /// The TPM is in dictionary-attack lockout.
+    case lockout
+    /// Anything else the TPM or OpenSSL said.
+    case failed(OpenSSLFailure)
+
+    /// The failure a `tpm2` provider error stands for, read from the TSS response code it carries.
+    package init(_ failure: OpenSSLFailure) {
+        guard let detail = failure.detail, let code = detail.split(separator: " ").first.flatMap({ UInt32($0) }) else {
+            self = .failed(failure)
+            return
+        }
+        let layer = code >> 16
+        if layer == 0x0A {   // the TCTI: the connection to the TPM
+            self = .unreachable(detail)
+        } else if layer == 0, code & 0x80 != 0, code & 0xBF == 0x9F {   // TPM_RC_INTEGRITY, in any parameter
+            self = .keyFromAnotherTPM
+        } else if layer == 0, code == 0x921 {   // TPM_RC_LOCKOUT
+            self = .lockout
+        } else {
+            self = .failed(failure)
+        }
+    }
+
+    /// Whether the connection to the TPM failed (it may have restarted): opening it again may help.
+    package var isConnectionFailure: Bool {
+        if case .unreachable = self { true } else { false }
+    }
+
+    /// What happened.
+    package var description: String {
+        switch self {
+        case .noDevice: "this machine has no TPM 2.0 (no /dev/tpmrm0), and TPM2OPENSSL_TCTI names none"
+        case .permissionDenied(let device): "\(device) may not be opened by this user"
+        case .providerMissing: "OpenSSL's tpm2 provider is not installed (Debian: apt install tpm2-openssl)"
+        case .unreachable(let detail): "the TPM cannot be reached (\(detail))"
+        case .keyFromAnotherTPM: "the TPM refuses the key: it was made by another TPM, or this TPM was cleared since"
+        case .lockout: "the TPM is in dictionary-attack lockout"
+        case .failed(let failure): "the TPM failed: \(failure)"
+        }
+    }
+}
