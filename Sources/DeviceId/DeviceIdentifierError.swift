@@ -79,6 +79,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
             case .keyFromAnotherTPM: .tpmKeyFromAnotherTPM
             case .lockout: .tpmLockout
             case .failed(let failure): .tpmFailed(failure.description)
+            case .keyUnloaded(let detail): .tpmFailed(detail)
             case .noDevice, .permissionDenied, .providerMissing, .unreachable: .tpmUnavailable(tpmAdvice(failure))
             }
         default: .unexpected(String(describing: error))

@@ -28,15 +28,15 @@ final class SigningKey: Sendable {
     }
 
     /// Signs `data` with `algorithm` (which must fit the key type); an ECDSA signature is written as `encoding`
-    /// says. A TPM whose connection failed (it restarted, say) is opened again, once. Blocking: call it on a
-    /// worker thread.
+    /// says. A TPM that may have restarted since the key was loaded is opened again and the key loaded again, once.
+    /// Blocking: call it on a worker thread.
     func sign(_ data: Data, algorithm: SignatureAlgorithm, encoding: SignatureEncoding = .raw) throws -> Data {
         guard algorithm.keyType == keyType else {
             throw DeviceIdentifierError.invalidAlgorithm("\(algorithm.rawValue) does not sign with a \(keyType.rawValue) key")
         }
         do {
             return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
-        } catch let failure as TPMFailure where failure.isConnectionFailure {
+        } catch let failure as TPMFailure where failure.mayHaveRestarted {
             if case .p256(let key)? = parsed.withLock({ $0 }), let tpm = key.tpm { TPM.forget(tpm) }
             parsed.withLock { $0 = nil }
             return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)

@@ -32,13 +32,13 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
         }
     }
 
-    /// `body`'s result with the shared TPM; when the connection to it failed (the TPM restarted, say), with the TPM
+    /// `body`'s result with the shared TPM; when the TPM may have restarted since it was opened, with the TPM
     /// opened again, once.
     package static func withShared<Result>(_ body: (TPM) throws(TPMFailure) -> Result) throws(TPMFailure) -> Result {
         let tpm = try shared()
         do {
             return try body(tpm)
-        } catch where error.isConnectionFailure {
+        } catch where error.mayHaveRestarted {
             forget(tpm)
             return try body(try shared())
         }
@@ -88,6 +88,8 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case providerMissing
     /// The provider could not reach the TPM (the TSS's reason).
     case unreachable(String)
+    /// The TPM no longer holds a key loaded into it: it was reset (restarted, resumed) since (the TSS's reason).
+    case keyUnloaded(String)
     /// The TPM refuses to load the key: it was made by another TPM, or this one was cleared since.
     case keyFromAnotherTPM
     /// The TPM is in dictionary-attack lockout.
@@ -108,14 +110,19 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
             self = .keyFromAnotherTPM
         } else if layer == 0, code == 0x921 {   // TPM_RC_LOCKOUT
             self = .lockout
+        } else if layer == 0, code & ~0x7 == 0x910 {   // TPM_RC_REFERENCE_H0…H6: a handle to nothing loaded
+            self = .keyUnloaded(detail)
         } else {
             self = .failed(failure)
         }
     }
 
-    /// Whether the connection to the TPM failed (it may have restarted): opening it again may help.
-    package var isConnectionFailure: Bool {
-        if case .unreachable = self { true } else { false }
+    /// Whether the TPM may have restarted since it was opened: opening it (and loading the key) again may help.
+    package var mayHaveRestarted: Bool {
+        switch self {
+        case .unreachable, .keyUnloaded: true
+        default: false
+        }
     }
 
     /// What happened.
@@ -125,6 +132,7 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .permissionDenied(let device): "\(device) may not be opened by this user"
         case .providerMissing: "OpenSSL's tpm2 provider is not installed (Debian: apt install tpm2-openssl)"
         case .unreachable(let detail): "the TPM cannot be reached (\(detail))"
+        case .keyUnloaded(let detail): "the TPM no longer holds the key loaded into it (\(detail))"
         case .keyFromAnotherTPM: "the TPM refuses the key: it was made by another TPM, or this TPM was cleared since"
         case .lockout: "the TPM is in dictionary-attack lockout"
         case .failed(let failure): "the TPM failed: \(failure)"

@@ -1,0 +1,129 @@
+@testable import DeviceId
+import Foundation
+import Keyring
+import KeyringTestSupport
+import OpenSSLSupport
+import SecureStorage
+import Testing
+
+@Suite("TPM-held device keys on a software TPM (swtpm) and gnome-keyring", .serialized)
+struct TPMTests {
+    func configuration(_ group: String, encrypted: Bool = false) -> DeviceIdentifierConfiguration {
+        DeviceIdentifierConfiguration(
+            keySize: 2048, keychainAccount: "device", useEncryption: encrypted, accessGroup: AccessGroup(rawValue: group)!,
+            keyType: .p256, keyProtection: .tpm)
+    }
+
+    /// The identity record as the keyring holds it (unencrypted identities only).
+    func stored(_ group: String, in keyring: PrivateKeyring) async throws -> StoredDeviceIdentity? {
+        try await KeychainStorage<StoredDeviceIdentity>(account: "device", accessGroup: AccessGroup(rawValue: group)!, keyring: keyring.client()).get()
+    }
+
+    let message = Data("a challenge from the server".utf8)
+
+    @Test("Generated in the TPM: the keyring item holds only the key the TPM wrapped; signatures verify, after a TPM restart too")
+    func generateAndSign() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let group = uniqueGroup()
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
+                let identity = try await identifier.identity()
+                let publicKey = try #require(identity.publicKey)
+                #expect(identity.keyProtection == .tpm && publicKey.keyType == .p256 && publicKey.identifier == identity.id)
+                let record = try #require(try await stored(group, in: keyring))
+                #expect(record.keyProtection == .tpm)
+                let blob = try #require(record.privateKey)
+                // A TSS2 PRIVATE KEY (OID 2.23.133.10.1.3) that no software can use as a key.
+                #expect(blob.range(of: Data([0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03])) != nil)
+                #expect(throws: OpenSSLFailure.self) { try blob.withUnsafeBytes { try P256Key(privateKeyX963: $0) } }
+                #expect(publicKey.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256))
+                #expect(publicKey.isValidSignature(try await identifier.sign(message, encoding: .der), for: message, algorithm: .es256))
+
+                // Power cut: the key the identifier loaded is gone from the TPM; the next signature loads it again.
+                try await tpm.restart()
+                #expect(publicKey.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256))
+                let another = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
+                #expect(try await another.id == identity.id)
+                #expect(publicKey.isValidSignature(try await another.sign(message), for: message, algorithm: .es256))
+            }
+        }
+    }
+
+    @Test("Another TPM behind the same interface: the id still reads, signing is tpmKeyFromAnotherTPM, the item stays as it was")
+    func anotherTPM() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let group = uniqueGroup()
+                let id = try await DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client()).id
+                let before = try await stored(group, in: keyring)
+                try await tpm.replace()
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
+                #expect(try await identifier.id == id)
+                await #expect(throws: DeviceIdentifierError.tpmKeyFromAnotherTPM) { try await identifier.sign(message) }
+                #expect(try await stored(group, in: keyring) == before)
+                #expect(try await identifier.id == id)
+            }
+        }
+    }
+
+    @Test("No TPM: no identity is made (tpmUnavailable) and nothing is stored; an existing one's id still reads, signing is refused")
+    func noTPM() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let existing = uniqueGroup("existing")
+                let id = try await DefaultDeviceIdentifier(configuration: configuration(existing), keyring: keyring.client()).id
+                await tpm.stop()
+                let group = uniqueGroup()
+                for encrypted in [false, true] {
+                    let identifier = try DefaultDeviceIdentifier(configuration: configuration(group, encrypted: encrypted), keyring: keyring.client())
+                    await #expect {
+                        try await identifier.id
+                    } throws: { error in
+                        guard case .tpmUnavailable(let detail) = error as? DeviceIdentifierError else { return false }
+                        return detail.contains("cannot be reached") && "\(error)".contains("nothing was written")
+                    }
+                    await #expect(throws: DeviceIdentifierError.keychainItemNotFound) { try await identifier.existingIdentity() }
+                }
+                #expect(try await keyring.client().items(matching: ["service": group]).isEmpty)
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration(existing), keyring: keyring.client())
+                #expect(try await identifier.id == id)
+                await #expect { try await identifier.sign(message) } throws: { error in
+                    if case .tpmUnavailable = error as? DeviceIdentifierError { true } else { false }
+                }
+            }
+        }
+    }
+
+    @Test("The command: deviceid id --key-protection tpm, info says so, and `echo x | deviceid sign` verifies with the exported key")
+    func command() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with { keyring in
+                let options = ["--access-group", uniqueGroup(), "--non-interactive"]
+                let id = try await keyring.deviceid(["id", "--key-protection", "tpm"] + options)
+                #expect(id.status == 0, "\(id.errorText)")
+                let info = try await keyring.deviceid(["info"] + options)
+                let fields = try #require(try JSONSerialization.jsonObject(with: info.stdout) as? [String: Any])
+                #expect(fields["keyProtection"] as? String == "tpm" && fields["keyType"] as? String == "p256")
+                #expect(fields["id"] as? String == id.text.trimmingCharacters(in: .newlines))
+                let signed = try await keyring.deviceid(["sign"] + options, input: Data("x\n".utf8))
+                #expect(signed.status == 0, "\(signed.errorText)")
+                let signature = try #require(Data(base64URL: signed.text.trimmingCharacters(in: .newlines)))
+                let exported = try await keyring.deviceid(["public-key", "--format", "der-hex"] + options)
+                let point = try #require(Data(hexString: exported.text.trimmingCharacters(in: .newlines)))
+                let publicKey = try DevicePublicKey(externalRepresentation: point, keyType: .p256)
+                #expect(publicKey.isValidSignature(signature, for: Data("x\n".utf8), algorithm: .es256))
+                let refused = try await keyring.deviceid(["id", "--key-protection", "tpm", "--key-type", "rsa"] + options)
+                #expect(refused.status == 64)
+                // Without TPM2OPENSSL_TCTI the provider would open /dev/tpmrm0, which this machine lacks: said before it tries.
+                if !FileManager.default.fileExists(atPath: "/dev/tpmrm0") && !FileManager.default.fileExists(atPath: "/dev/tpm0") {
+                    var environment = keyring.environment
+                    environment["TPM2OPENSSL_TCTI"] = nil
+                    let noDevice = try await ChildProcess.run(
+                        deviceidExecutable, ["id", "--key-protection", "tpm", "--access-group", uniqueGroup("none"), "--non-interactive"],
+                        environment: environment)
+                    #expect(noDevice.status == 69 && noDevice.errorText.contains("no TPM 2.0 (no /dev/tpmrm0)"), "\(noDevice.errorText)")
+                }
+            }
+        }
+    }
+}
