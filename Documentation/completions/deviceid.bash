@@ -188,7 +188,7 @@ _deviceid_id() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -208,6 +208,10 @@ _deviceid_id() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     esac
@@ -217,7 +221,7 @@ _deviceid_regenerate() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -237,6 +241,10 @@ _deviceid_regenerate() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     esac
@@ -272,7 +280,7 @@ _deviceid_public-key() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size --format)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --format)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -292,6 +300,10 @@ _deviceid_public-key() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     '--format')
@@ -305,7 +317,7 @@ _deviceid_sign() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --der --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size --algorithm)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --algorithm)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -325,6 +337,10 @@ _deviceid_sign() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     '--algorithm')
@@ -338,7 +354,7 @@ _deviceid_token() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size --team --algorithm)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --team --algorithm)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -358,6 +374,10 @@ _deviceid_token() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     '--team')
@@ -374,7 +394,7 @@ _deviceid_info() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --create --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -394,6 +414,10 @@ _deviceid_info() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     esac
@@ -403,7 +427,7 @@ _deviceid_delete() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --all --force --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -423,6 +447,10 @@ _deviceid_delete() {
         ;;
     '--key-size')
         __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
         return
         ;;
     esac

@@ -79,6 +79,7 @@ _deviceid_id() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
@@ -86,6 +87,7 @@ _deviceid_id() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
@@ -101,6 +103,7 @@ _deviceid_regenerate() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
@@ -108,6 +111,7 @@ _deviceid_regenerate() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
@@ -153,6 +157,7 @@ _deviceid_public-key() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar ___format=('pem' 'der-hex' 'jwk')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
@@ -161,6 +166,7 @@ _deviceid_public-key() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
@@ -178,6 +184,7 @@ _deviceid_sign() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar ___algorithm=('RS256' 'PS256' 'ES256')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
@@ -186,6 +193,7 @@ _deviceid_sign() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
@@ -204,6 +212,7 @@ _deviceid_token() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar ___algorithm=('RS256' 'PS256' 'ES256')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
@@ -212,6 +221,7 @@ _deviceid_token() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
@@ -229,6 +239,7 @@ _deviceid_info() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
@@ -236,6 +247,7 @@ _deviceid_info() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--create[Create the identity when there is none, as `id` does (without it, no identity is an error, exit 66).]'
@@ -252,6 +264,7 @@ _deviceid_delete() {
     local -i ret=1
     local -ar ___key_type=('rsa' 'p256')
     local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
     local -ar arg_specs=(
         '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
         '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
@@ -259,6 +272,7 @@ _deviceid_delete() {
         '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
         '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
         '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256, the default key type then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
         '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
         '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
         '--json[Print a JSON object instead of plain text.]'
