@@ -46,7 +46,7 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     /// Accounts the library keeps its own items under in every access group, which no identity may use:
     /// the encryption key, the UUID identifier and FRAuth's legacy items.
     public static let reservedAccounts: Set<String> = [
-        KeyringKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
+        KeyringKeyProvider.keyAccount, TPMSealedKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
         FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
     ]
 

@@ -73,6 +73,8 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
         case SecureStorageError.corruptValue(let detail): .keychainUnexpectedData(detail)
         case SecureStorageError.encryptionMismatch(let storedEncrypted): .encryptionMismatch(storedEncrypted: storedEncrypted)
         case SecureStorageError.cryptoFailure(let detail): .cryptoFailure(detail)
+        case SecureStorageError.tpmUnavailable(let detail): .tpmUnavailable(detail)
+        case SecureStorageError.tpmKeyFromAnotherTPM: .tpmKeyFromAnotherTPM
         case let error as SecureStorageError: .undecryptable(error)
         case let failure as TPMFailure:
             switch failure {

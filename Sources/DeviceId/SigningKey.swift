@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
+import SecureStorage
 import Synchronization
 
 /// The identity's private key in memory: its external representation (PKCS#1 DER for RSA, `04‖X‖Y‖D` for

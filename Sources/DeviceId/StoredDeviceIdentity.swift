@@ -1,5 +1,6 @@
 import FoundationEssentials
 import OpenSSLSupport
+import SecureStorage
 
 /// Where an identity came from.
 public enum IdentityOrigin: String, Sendable, Hashable, Codable {

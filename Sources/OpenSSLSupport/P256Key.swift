@@ -189,6 +189,24 @@ package final class P256Key: @unchecked Sendable {
         return raw ? try Self.rawSignature(fromDER: der) : Data(der)
     }
 
+    /// The ECDH shared secret with `peer`'s public key: the 32-byte x-coordinate (computed by the TPM for a key held
+    /// there). The caller wipes it.
+    package func sharedSecret(with peer: P256Key) throws(OpenSSLFailure) -> [UInt8] {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(tpm?.context, key, nil) else { throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey") }
+        defer { EVP_PKEY_CTX_free(context) }
+        try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
+        try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
+        var length = 0
+        try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive")
+        var secret = [UInt8](repeating: 0, count: length)
+        try check(EVP_PKEY_derive(context, &secret, &length), "EVP_PKEY_derive")
+        guard length == Self.coordinateSize else {
+            cleanse(&secret)
+            throw OpenSSLFailure("EVP_PKEY_derive", reason: "\(length) bytes, not a P-256 shared secret")
+        }
+        return secret
+    }
+
     /// Whether `signature` (raw `r‖s`, 64 bytes, or DER) is this key's ECDSA-SHA-256 signature of `data`.
     package func verify(_ signature: Data, for data: Data) -> Bool {
         let der = signature.count == 2 * Self.coordinateSize ? Self.derSignature(fromRaw: [UInt8](signature)) : [UInt8](signature)

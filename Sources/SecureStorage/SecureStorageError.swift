@@ -18,6 +18,10 @@ public enum SecureStorageError: Error, Sendable, Hashable {
     case encryptionMismatch(storedEncrypted: Bool)
     /// Deriving a key from a passphrase took longer than the provider's timeout.
     case derivationTimedOut(Duration)
+    /// The TPM a TPM-sealed key needs cannot be used (the detail says why: none, not this user's, unreachable).
+    case tpmUnavailable(String)
+    /// The TPM refuses the key that seals the AES key: it was made by another TPM, or this one was cleared since.
+    case tpmKeyFromAnotherTPM
 
     /// What happened, without advice: for callers that say what to do in their own terms.
     package var reason: String {
@@ -40,6 +44,10 @@ public enum SecureStorageError: Error, Sendable, Hashable {
             storedEncrypted ? "it was stored with encryption and is read without" : "it was stored without encryption and is read with it"
         case .derivationTimedOut(let timeout):
             "deriving the key from the passphrase took longer than \(timeout)"
+        case .tpmUnavailable(let detail):
+            "the TPM its key is sealed to cannot be used: \(detail)"
+        case .tpmKeyFromAnotherTPM:
+            "its key is sealed to another TPM (a keyring from another machine), or this TPM was cleared since"
         }
     }
 }
@@ -64,6 +72,10 @@ extension SecureStorageError: CustomStringConvertible {
                 + " (the item is left as it is)"
         case .derivationTimedOut:
             "\(reason); allow a longer timeout, or use lighter scrypt costs for new data"
+        case .tpmUnavailable:
+            "the stored data cannot be read or sealed: \(reason); nothing was written"
+        case .tpmKeyFromAnotherTPM:
+            "the stored data cannot be read: \(reason); it is left as it is: read it on the machine whose TPM sealed it"
         }
     }
 }

@@ -1,0 +1,32 @@
+import DeviceId
+import Foundation
+import Keyring
+import SecureStorage
+
+/// A TPM-held identity against the same identity with its key in the keyring: the first run (generation and
+/// store) and a signature, on the software TPM scripts/bench starts.
+func benchmarkTPM(_ report: inout Report, iterations: Int) async throws {
+    let keyring = KeyringClient(unlockPolicy: .nonInteractive)
+    var firstRuns: [KeyProtection: [Double]] = [:]
+    var signatures: [KeyProtection: [Double]] = [:]
+    let message = Data(repeating: 0x42, count: 64)
+    for index in 0..<max(iterations / 10, 20) {
+        for protection in KeyProtection.allCases {
+            let group = "bench.tpm.\(protection.rawValue).\(index).\(UUID().uuidString.prefix(8))"
+            let configuration = DeviceIdentifierConfiguration(
+                keySize: 2048, keychainAccount: "device", accessGroup: AccessGroup(rawValue: group)!, keyType: .p256, keyProtection: protection)
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring)
+            firstRuns[protection, default: []].append(try await elapsedMicroseconds { _ = try await identifier.id })
+            _ = try await identifier.sign(message)   // loads the key (into the TPM, for a TPM-held one)
+            for _ in 0..<10 {
+                signatures[protection, default: []].append(try await elapsedMicroseconds { _ = try await identifier.sign(message) })
+            }
+            try await keyring.deleteAll(matching: ["service": group])
+        }
+    }
+    let median = { (samples: [Double]?) in Samples(sorted: (samples ?? []).sorted()).median }
+    report.add(Row(name: "first-run identity, P-256 in the TPM (swtpm; median of \(firstRuns[.tpm]?.count ?? 0))", ours: median(firstRuns[.tpm]),
+                   peerName: "the same with the key in the keyring", peer: median(firstRuns[.keyring]), unit: "µs", target: .none))
+    report.add(Row(name: "`sign`, P-256 in the TPM (swtpm; median of \(signatures[.tpm]?.count ?? 0))", ours: median(signatures[.tpm]),
+                   peerName: "the same with the key in the keyring", peer: median(signatures[.keyring]), unit: "µs", target: .none))
+}
