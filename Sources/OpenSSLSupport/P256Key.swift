@@ -20,7 +20,16 @@ package final class P256Key: @unchecked Sendable {
         self.key = key
         self.tpm = tpm
     }
-    deinit { EVP_PKEY_free(key) }
+    deinit {
+        // A TPM-held key is flushed from the TPM as it is freed.
+        if let tpm { tpm.serialized { EVP_PKEY_free(key) } } else { EVP_PKEY_free(key) }
+    }
+
+    /// Runs `body` in turn with every other use of this key's TPM; at once for a key OpenSSL holds.
+    private func onTPM<Result>(_ body: () throws(OpenSSLFailure) -> Result) throws(OpenSSLFailure) -> Result {
+        guard let tpm else { return try body() }
+        return try tpm.serialized(body)
+    }
 
     /// A new key pair.
     package static func generate() throws(OpenSSLFailure) -> P256Key {
@@ -36,6 +45,10 @@ package final class P256Key: @unchecked Sendable {
 
     /// A new key pair inside `tpm`: its private key never leaves it (``tpmBlob()`` is the key wrapped by the TPM).
     package static func generate(in tpm: TPM) throws(TPMFailure) -> P256Key {
+        try tpm.serialized { () throws(TPMFailure) -> P256Key in try generateSerialized(in: tpm) }
+    }
+
+    private static func generateSerialized(in tpm: TPM) throws(TPMFailure) -> P256Key {
         guard let context = EVP_PKEY_CTX_new_from_name(tpm.context, "EC", "provider=tpm2") else {
             throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)"))
         }
@@ -50,6 +63,10 @@ package final class P256Key: @unchecked Sendable {
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
     package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
+        self.init(try tpm.serialized { () throws(TPMFailure) -> OpaquePointer in try Self.load(blob, in: tpm) }, tpm: tpm)
+    }
+
+    private static func load(_ blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) -> OpaquePointer {
         var key: OpaquePointer?
         guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "DER", nil, "EC", deviceid_evp_pkey_keypair(), tpm.context, "provider=tpm2") else {
             throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
@@ -59,21 +76,23 @@ package final class P256Key: @unchecked Sendable {
         var remaining = blob.count
         let decoded = OSSL_DECODER_from_data(decoder, &cursor, &remaining)
         guard decoded == 1, let key else { throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_from_data(TSS2 PRIVATE KEY)")) }
-        self.init(key, tpm: tpm)
+        return key
     }
 
     /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.
     package func tpmBlob() throws(OpenSSLFailure) -> Data {
-        guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
-            throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
+        try onTPM { () throws(OpenSSLFailure) -> Data in
+            guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
+                throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
+            }
+            defer { OSSL_ENCODER_CTX_free(encoder) }
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            try check(OSSL_ENCODER_to_data(encoder, &bytes, &length), "OSSL_ENCODER_to_data")
+            defer { CRYPTO_free(bytes, #fileID, #line) }
+            guard let bytes else { throw OpenSSLFailure("OSSL_ENCODER_to_data", reason: "no data") }
+            return Data(UnsafeBufferPointer(start: bytes, count: length))
         }
-        defer { OSSL_ENCODER_CTX_free(encoder) }
-        var bytes: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        try check(OSSL_ENCODER_to_data(encoder, &bytes, &length), "OSSL_ENCODER_to_data")
-        defer { CRYPTO_free(bytes, #fileID, #line) }
-        guard let bytes else { throw OpenSSLFailure("OSSL_ENCODER_to_data", reason: "no data") }
-        return Data(UnsafeBufferPointer(start: bytes, count: length))
     }
 
     /// A public key from its X9.63 uncompressed point (65 bytes, `04‖X‖Y`).
@@ -142,13 +161,15 @@ package final class P256Key: @unchecked Sendable {
 
     /// The X9.63 uncompressed public point, `04‖X‖Y` (65 bytes): what the id hashes.
     package func publicKeyX963() throws(OpenSSLFailure) -> Data {
-        var point = [UInt8](repeating: 0, count: Self.publicKeySize)
-        var length = 0
-        // The tpm2 provider gives the point as "pub"; OpenSSL's own keys as "encoded-pub-key".
-        try check(EVP_PKEY_get_octet_string_param(key, tpm == nil ? "encoded-pub-key" : "pub", &point, point.count, &length),
-                  "EVP_PKEY_get_octet_string_param")
-        guard length == Self.publicKeySize, point[0] == 4 else { throw OpenSSLFailure("encoded-pub-key", reason: "not an uncompressed point") }
-        return Data(point)
+        try onTPM { () throws(OpenSSLFailure) -> Data in
+            var point = [UInt8](repeating: 0, count: Self.publicKeySize)
+            var length = 0
+            // The tpm2 provider gives the point as "pub"; OpenSSL's own keys as "encoded-pub-key".
+            try check(EVP_PKEY_get_octet_string_param(key, tpm == nil ? "encoded-pub-key" : "pub", &point, point.count, &length),
+                      "EVP_PKEY_get_octet_string_param")
+            guard length == Self.publicKeySize, point[0] == 4 else { throw OpenSSLFailure("encoded-pub-key", reason: "not an uncompressed point") }
+            return Data(point)
+        }
     }
 
     /// `04‖X‖Y‖D` (97 bytes). The caller should wipe it when done.
@@ -177,34 +198,38 @@ package final class P256Key: @unchecked Sendable {
 
     /// ECDSA with SHA-256 over `data`: the DER `ECDSA-Sig-Value`, or with `raw` the 64 bytes `r‖s` JWS uses.
     package func sign(_ data: Data, raw: Bool) throws(OpenSSLFailure) -> Data {
-        guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure.current("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(context) }
-        try check(EVP_DigestSignInit_ex(context, nil, "SHA256", tpm?.context, nil, key, nil), "EVP_DigestSignInit_ex")
-        let message = [UInt8](data)
-        var length = 0
-        try check(EVP_DigestSign(context, nil, &length, message, message.count), "EVP_DigestSign")
-        var signature = [UInt8](repeating: 0, count: length)
-        try check(EVP_DigestSign(context, &signature, &length, message, message.count), "EVP_DigestSign")
-        let der = Array(signature.prefix(length))
-        return raw ? try Self.rawSignature(fromDER: der) : Data(der)
+        try onTPM { () throws(OpenSSLFailure) -> Data in
+            guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure.current("EVP_MD_CTX_new") }
+            defer { EVP_MD_CTX_free(context) }
+            try check(EVP_DigestSignInit_ex(context, nil, "SHA256", tpm?.context, nil, key, nil), "EVP_DigestSignInit_ex")
+            let message = [UInt8](data)
+            var length = 0
+            try check(EVP_DigestSign(context, nil, &length, message, message.count), "EVP_DigestSign")
+            var signature = [UInt8](repeating: 0, count: length)
+            try check(EVP_DigestSign(context, &signature, &length, message, message.count), "EVP_DigestSign")
+            let der = Array(signature.prefix(length))
+            return raw ? try Self.rawSignature(fromDER: der) : Data(der)
+        }
     }
 
     /// The ECDH shared secret with `peer`'s public key: the 32-byte x-coordinate (computed by the TPM for a key held
     /// there). The caller wipes it.
     package func sharedSecret(with peer: P256Key) throws(OpenSSLFailure) -> [UInt8] {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(tpm?.context, key, nil) else { throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey") }
-        defer { EVP_PKEY_CTX_free(context) }
-        try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
-        try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
-        var length = 0
-        try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive")
-        var secret = [UInt8](repeating: 0, count: length)
-        try check(EVP_PKEY_derive(context, &secret, &length), "EVP_PKEY_derive")
-        guard length == Self.coordinateSize else {
-            cleanse(&secret)
-            throw OpenSSLFailure("EVP_PKEY_derive", reason: "\(length) bytes, not a P-256 shared secret")
+        try onTPM { () throws(OpenSSLFailure) -> [UInt8] in
+            guard let context = EVP_PKEY_CTX_new_from_pkey(tpm?.context, key, nil) else { throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey") }
+            defer { EVP_PKEY_CTX_free(context) }
+            try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
+            try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
+            var length = 0
+            try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive")
+            var secret = [UInt8](repeating: 0, count: length)
+            try check(EVP_PKEY_derive(context, &secret, &length), "EVP_PKEY_derive")
+            guard length == Self.coordinateSize else {
+                cleanse(&secret)
+                throw OpenSSLFailure("EVP_PKEY_derive", reason: "\(length) bytes, not a P-256 shared secret")
+            }
+            return secret
         }
-        return secret
     }
 
     /// Whether `signature` (raw `r‖s`, 64 bytes, or DER) is this key's ECDSA-SHA-256 signature of `data`.

@@ -9,6 +9,8 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     /// The `OSSL_LIB_CTX` with the `tpm2` and `default` providers loaded.
     let context: OpaquePointer
     private let providers: [OpaquePointer]
+    /// The provider talks to the TPM through one ESAPI context, which two threads must not use at once.
+    private let turns = Mutex(())
 
     private init(context: OpaquePointer, providers: [OpaquePointer]) {
         self.context = context
@@ -18,6 +20,11 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     deinit {
         for provider in providers { OSSL_PROVIDER_unload(provider) }
         OSSL_LIB_CTX_free(context)
+    }
+
+    /// Runs `body` while no other thread uses this TPM: every operation on its keys goes through here.
+    func serialized<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try turns.withLock { _ throws(Failure) in try body() }
     }
 
     private static let opened = Mutex<TPM?>(nil)

@@ -49,6 +49,28 @@ struct TPMTests {
         }
     }
 
+    @Test("Concurrent signatures, from many tasks on two identities, all verify: the TPM is used in turns")
+    func concurrentSignatures() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with { keyring in
+                let groups = [uniqueGroup("first"), uniqueGroup("second")]
+                // Two keys loaded at once: swtpm without a resource manager holds three objects (the kernel's
+                // /dev/tpmrm0 swaps them out, so a real machine holds as many as programs load).
+                let identifiers = try groups.map { try DefaultDeviceIdentifier(configuration: configuration($0), keyring: keyring.client()) }
+                let keys = try await identifiers.asyncMap { try #require(try await $0.identity().publicKey) }
+                let verified = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+                    for index in 0..<120 {
+                        let (identifier, key) = (identifiers[index % identifiers.count], keys[index % keys.count])
+                        let message = Data("message \(index)".utf8)
+                        tasks.addTask { key.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256) }
+                    }
+                    return try await tasks.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+                }
+                #expect(verified == 120)
+            }
+        }
+    }
+
     @Test("Another TPM behind the same interface: the id still reads, signing is tpmKeyFromAnotherTPM, the item stays as it was")
     func anotherTPM() async throws {
         try await PrivateTPM.with { tpm in
@@ -125,5 +147,14 @@ struct TPMTests {
                 }
             }
         }
+    }
+}
+
+extension Array where Element: Sendable {
+    /// The results of `transform` on each element, one after the other.
+    func asyncMap<Result>(_ transform: (Element) async throws -> Result) async rethrows -> [Result] {
+        var results: [Result] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
     }
 }
