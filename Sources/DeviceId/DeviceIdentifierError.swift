@@ -75,6 +75,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
         case SecureStorageError.cryptoFailure(let detail): .cryptoFailure(detail)
         case SecureStorageError.tpmUnavailable(let detail): .tpmUnavailable(detail)
         case SecureStorageError.tpmKeyFromAnotherTPM: .tpmKeyFromAnotherTPM
+        case SecureStorageError.tpmLockout: .tpmLockout
         case let error as SecureStorageError: .undecryptable(error)
         case let failure as TPMFailure:
             switch failure {

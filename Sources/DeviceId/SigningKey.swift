@@ -35,11 +35,18 @@ final class SigningKey: Sendable {
         guard algorithm.keyType == keyType else {
             throw DeviceIdentifierError.invalidAlgorithm("\(algorithm.rawValue) does not sign with a \(keyType.rawValue) key")
         }
+        let key = try signer()
+        let used: P256Key? = if case .p256(let p256) = key { p256 } else { nil }
         do {
-            return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
+            return try sign(data, with: key, algorithm: algorithm, encoding: encoding)
         } catch let failure as TPMFailure where failure.mayHaveRestarted {
-            if case .p256(let key)? = parsed.withLock({ $0 }), let tpm = key.tpm { TPM.forget(tpm) }
-            parsed.withLock { $0 = nil }
+            // Drop the key that failed (not one another thread has loaded since) and the TPM it was loaded into.
+            let failed = parsed.withLock { current -> P256Key? in
+                guard case .p256(let key)? = current, key === used else { return nil }
+                current = nil
+                return key
+            }
+            if let tpm = failed?.tpm { TPM.forget(tpm) }
             return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
         }
     }

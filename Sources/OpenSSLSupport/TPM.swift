@@ -113,6 +113,9 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
         let layer = code >> 16
         if layer == 0x0A {   // the TCTI: the connection to the TPM
             self = .unreachable(detail)
+        } else if code == 0x7_0007 {
+            // ESAPI's "bad sequence": after a connection failure the context refuses every later call.
+            self = .unreachable(detail)
         } else if layer == 0, code & 0x80 != 0, code & 0xBF == 0x9F {   // TPM_RC_INTEGRITY, in any parameter
             self = .keyFromAnotherTPM
         } else if layer == 0, code == 0x921 {   // TPM_RC_LOCKOUT

@@ -22,6 +22,8 @@ public enum SecureStorageError: Error, Sendable, Hashable {
     case tpmUnavailable(String)
     /// The TPM refuses the key that seals the AES key: it was made by another TPM, or this one was cleared since.
     case tpmKeyFromAnotherTPM
+    /// The TPM is in dictionary-attack lockout and refuses to work until it recovers.
+    case tpmLockout
 
     /// What happened, without advice: for callers that say what to do in their own terms.
     package var reason: String {
@@ -48,6 +50,8 @@ public enum SecureStorageError: Error, Sendable, Hashable {
             "the TPM its key is sealed to cannot be used: \(detail)"
         case .tpmKeyFromAnotherTPM:
             "its key is sealed to another TPM (a keyring from another machine), or this TPM was cleared since"
+        case .tpmLockout:
+            "the TPM its key is sealed to is in dictionary-attack lockout"
         }
     }
 }
@@ -76,6 +80,8 @@ extension SecureStorageError: CustomStringConvertible {
             "the stored data cannot be read or sealed: \(reason); nothing was written"
         case .tpmKeyFromAnotherTPM:
             "the stored data cannot be read: \(reason); it is left as it is: read it on the machine whose TPM sealed it"
+        case .tpmLockout:
+            "the stored data cannot be read or sealed now: \(reason); wait for it to recover, then try again"
         }
     }
 }

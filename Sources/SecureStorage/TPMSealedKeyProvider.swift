@@ -63,7 +63,9 @@ public final class TPMSealedKeyProvider: KeyProvider {
         let heldPoint = try held.publicKeyX963()
         let oneTime = try P256Key.generate()
         let oneTimePoint = try oneTime.publicKeyX963()
-        let kek = try keyEncryptionKey(try oneTime.sharedSecret(with: P256Key(publicKeyX963: [UInt8](heldPoint))), oneTimePoint, heldPoint)
+        var secret = try oneTime.sharedSecret(with: P256Key(publicKeyX963: [UInt8](heldPoint)))
+        defer { cleanse(&secret) }
+        let kek = keyEncryptionKey(secret, oneTimePoint, heldPoint)
         let key = try SecureRandom.key()
         let nonce = try SecureRandom.bytes(AES256GCM.nonceSize)
         let wrapped = try key.withUnsafeBytes { try AES256GCM.seal($0, key: kek, nonce: nonce, aad: additionalData(group)) }
@@ -78,19 +80,21 @@ public final class TPMSealedKeyProvider: KeyProvider {
             let malformed = SecureStorageError.invalidKey("the keyring item \(keyAccount) in \(group) is not a TPM-sealed key")
             guard bytes.count > 3, bytes[0] == 1 else { throw malformed }
             let blobEnd = 3 + (Int(bytes[1]) << 8 | Int(bytes[2]))
+            guard blobEnd > 3 else { throw malformed }
             let pointEnd = blobEnd + P256Key.publicKeySize, nonceEnd = pointEnd + AES256GCM.nonceSize
             guard bytes.count == nonceEnd + AES256GCM.keySize + AES256GCM.tagSize else { throw malformed }
             let held = try TPM.withShared { tpm throws(TPMFailure) in
                 try P256Key(tpmBlob: UnsafeRawBufferPointer(rebasing: bytes[3..<blobEnd]), in: tpm)
             }
             let oneTimePoint = Array(bytes[blobEnd..<pointEnd])
-            let secret: [UInt8]
+            var secret: [UInt8]
             do throws(OpenSSLFailure) {
                 secret = try held.sharedSecret(with: P256Key(publicKeyX963: oneTimePoint))
             } catch {
                 throw TPMFailure(error)
             }
-            let kek = try keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
+            defer { cleanse(&secret) }
+            let kek = keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
             var key = try AES256GCM.open(
                 bytes[nonceEnd...], key: kek, nonce: Array(bytes[pointEnd..<nonceEnd]), aad: additionalData(group))
             defer { cleanse(&key) }
@@ -98,16 +102,21 @@ public final class TPMSealedKeyProvider: KeyProvider {
         }
     }
 
-    /// SHA-256(`00000001` ‖ Z ‖ context ‖ one-time point ‖ TPM point), with Z wiped.
-    private static func keyEncryptionKey(_ secret: [UInt8], _ oneTimePoint: Data, _ heldPoint: Data) throws -> KeyringSecret {
-        var secret = secret
-        var input = [0, 0, 0, 1] + secret + context + [UInt8](oneTimePoint) + [UInt8](heldPoint)
-        defer {
-            cleanse(&secret)
-            cleanse(&input)
-        }
+    /// SHA-256(`00000001` ‖ Z ‖ context ‖ one-time point ‖ TPM point). The input is built in one buffer, wiped
+    /// after hashing; the caller wipes Z.
+    private static func keyEncryptionKey(_ secret: borrowing [UInt8], _ oneTimePoint: Data, _ heldPoint: Data) -> KeyringSecret {
+        var input: [UInt8] = []
+        input.reserveCapacity(4 + secret.count + context.count + oneTimePoint.count + heldPoint.count)
+        input.append(contentsOf: [0, 0, 0, 1])
+        secret.withUnsafeBytes { input.append(contentsOf: $0) }
+        input.append(contentsOf: context)
+        input.append(contentsOf: oneTimePoint)
+        input.append(contentsOf: heldPoint)
         var digest = Digest.sha256(input)
-        defer { cleanse(&digest) }
+        defer {
+            cleanse(&input)
+            cleanse(&digest)
+        }
         return KeyringSecret(digest)
     }
 
@@ -120,7 +129,8 @@ public final class TPMSealedKeyProvider: KeyProvider {
         } catch let failure as TPMFailure {
             switch failure {
             case .keyFromAnotherTPM: throw SecureStorageError.tpmKeyFromAnotherTPM
-            case .noDevice, .permissionDenied, .providerMissing, .unreachable, .lockout:
+            case .lockout: throw SecureStorageError.tpmLockout
+            case .noDevice, .permissionDenied, .providerMissing, .unreachable:
                 throw SecureStorageError.tpmUnavailable(failure.description)
             case .keyUnloaded, .failed: throw SecureStorageError.cryptoFailure(failure.description)
             }

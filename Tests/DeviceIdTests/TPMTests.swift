@@ -71,6 +71,29 @@ struct TPMTests {
         }
     }
 
+    @Test("A TPM that was unreachable for a while: every identifier signs again once it is back")
+    func outage() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifiers = try [uniqueGroup("first"), uniqueGroup("second")].map {
+                    try DefaultDeviceIdentifier(configuration: configuration($0), keyring: keyring.client())
+                }
+                let keys = try await identifiers.asyncMap { try #require(try await $0.identity().publicKey) }
+                for identifier in identifiers { _ = try await identifier.sign(message) }
+                await tpm.stop()
+                for identifier in identifiers {
+                    await #expect { try await identifier.sign(message) } throws: { error in
+                        if case .tpmUnavailable = error as? DeviceIdentifierError { true } else { false }
+                    }
+                }
+                try await tpm.restart()
+                for (identifier, key) in zip(identifiers, keys) {
+                    #expect(key.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256))
+                }
+            }
+        }
+    }
+
     @Test("Another TPM behind the same interface: the id still reads, signing is tpmKeyFromAnotherTPM, the item stays as it was")
     func anotherTPM() async throws {
         try await PrivateTPM.with { tpm in

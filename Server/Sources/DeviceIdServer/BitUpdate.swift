@@ -1,6 +1,18 @@
-/// One device of one team.
+/// One device of one team, equal to another only byte for byte, as the database compares text (Swift's `==` would
+/// equate canonically equivalent strings, which the database keeps apart).
 struct DeviceKey: Hashable, Sendable {
     let team: String, device: String
+
+    static func == (left: DeviceKey, right: DeviceKey) -> Bool {
+        left.team.utf8.elementsEqual(right.team.utf8) && left.device.utf8.elementsEqual(right.device.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        for text in [team, device] {
+            hasher.combine(text.utf8.count)
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
+    }
 }
 
 /// One update request: the bits it sets (`nil` keeps a bit) and its time in milliseconds since 1970.

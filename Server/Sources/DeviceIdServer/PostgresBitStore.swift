@@ -23,7 +23,7 @@ public final class PostgresBitStore: BitStore {
         batched = BatchedBits(
             workersPerKind: Self.workersPerKind, maximumBatchSize: 1000,
             read: { keys in try await Self.bits(of: keys, in: client) },
-            write: { updates in try await Self.apply(updates, in: client) })
+            write: { updates in await Self.apply(updates, in: client) })
     }
 
     /// The store a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL names; `?host=/path/to/socket/dir` (as libpq
@@ -75,7 +75,12 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func removeTeam(_ id: String) async throws -> Bool {
-        _ = try await client.query("DELETE FROM bits WHERE team = \(id)", logger: Self.logger)
+        // Rows locked in key order first, as update batches lock them, so a removal never deadlocks with one.
+        _ = try await client.query(
+            """
+            DELETE FROM bits WHERE (team, device) IN
+                (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
+            """, logger: Self.logger)
         let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
         return !removed.isEmpty
     }
@@ -123,19 +128,25 @@ public final class PostgresBitStore: BitStore {
     }
 
     /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, a statement per group, rows in key order so that
-    /// concurrent batches lock rows in the same order and never deadlock.
-    private static func apply(_ updates: [BitUpdate], in client: PostgresClient) async throws {
+    /// concurrent batches lock rows in the same order and never deadlock; returns why each failed group failed.
+    private static func apply(_ updates: [BitUpdate], in client: PostgresClient) async -> [DeviceKey: any Error] {
+        var failed: [DeviceKey: any Error] = [:]
         for (assignments, group) in BitUpdate.merged(updates) {
-            try await client.query(
-                """
-                INSERT INTO bits (team, device, bit0, bit1, updated_ms)
-                SELECT * FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
-                    \(group.map { $0.bit0 ?? false })::boolean[], \(group.map { $0.bit1 ?? false })::boolean[],
-                    \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, updated_ms)
-                ORDER BY team, device
-                ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments)
-                """, logger: logger)
+            do {
+                try await client.query(
+                    """
+                    INSERT INTO bits (team, device, bit0, bit1, updated_ms)
+                    SELECT * FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
+                        \(group.map { $0.bit0 ?? false })::boolean[], \(group.map { $0.bit1 ?? false })::boolean[],
+                        \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, updated_ms)
+                    ORDER BY team, device
+                    ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments)
+                    """, logger: logger)
+            } catch {
+                for update in group { failed[update.key] = error }
+            }
         }
+        return failed
     }
 
     private static let logger = Logger(label: "deviceid-server.postgres")

@@ -19,7 +19,7 @@ public final class SQLiteBitStore: BitStore {
         batched = BatchedBits(
             workersPerKind: 1, maximumBatchSize: 1000,
             read: { keys in try await Self.bits(of: keys, on: connection) },
-            write: { updates in try await Self.apply(updates, on: connection) })
+            write: { updates in await Self.apply(updates, on: connection) })
     }
 
     public func migrate() async throws {
@@ -86,18 +86,25 @@ public final class SQLiteBitStore: BitStore {
         return keys.map { found[$0] }
     }
 
-    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group.
-    private static func apply(_ updates: [BitUpdate], on connection: SQLiteConnection) async throws {
+    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group; returns why each failed
+    /// group failed.
+    private static func apply(_ updates: [BitUpdate], on connection: SQLiteConnection) async -> [DeviceKey: any Error] {
+        var failed: [DeviceKey: any Error] = [:]
         for (assignments, group) in BitUpdate.merged(updates) {
-            _ = try await connection.query(
-                "INSERT INTO bits (team, device, bit0, bit1, updated_ms) VALUES "
-                    + repeatElement("(?, ?, ?, ?, ?)", count: group.count).joined(separator: ", ")
-                    + " ON CONFLICT(team, device) DO UPDATE SET " + assignments,
-                group.flatMap { update -> [SQLiteData] in
-                    [.text(update.key.team), .text(update.key.device), .integer(update.bit0 == true ? 1 : 0),
-                     .integer(update.bit1 == true ? 1 : 0), .integer(Int(update.milliseconds))]
-                })
+            do {
+                _ = try await connection.query(
+                    "INSERT INTO bits (team, device, bit0, bit1, updated_ms) VALUES "
+                        + repeatElement("(?, ?, ?, ?, ?)", count: group.count).joined(separator: ", ")
+                        + " ON CONFLICT(team, device) DO UPDATE SET " + assignments,
+                    group.flatMap { update -> [SQLiteData] in
+                        [.text(update.key.team), .text(update.key.device), .integer(update.bit0 == true ? 1 : 0),
+                         .integer(update.bit1 == true ? 1 : 0), .integer(Int(update.milliseconds))]
+                    })
+            } catch {
+                for update in group { failed[update.key] = error }
+            }
         }
+        return failed
     }
 
     private static func team(_ row: SQLiteRow) -> Team? {

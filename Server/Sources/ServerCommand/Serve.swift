@@ -67,7 +67,18 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--listen must be HOST:PORT or unix:PATH")
         }
         let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return (.hostname(host, port: port), host == "localhost" || host == "::1" || host.hasPrefix("127."))
+        return (.hostname(host, port: port), Self.isLoopback(host))
+    }
+
+    /// Whether `host` is `localhost` or a loopback address (127.0.0.0/8, ::1); a name that merely starts with
+    /// "127." is not.
+    private static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
     }
 
     /// A TLS 1.2+ server configuration from PEM files; an unreadable or mismatched file is a usage error naming it.

@@ -58,4 +58,42 @@ struct BitStoreTests {
             await #expect(throws: (any Error).self) { try await store.bits(team: "TEAM1", device: "device") }
         }
     }
+
+    @Test("Team ids that differ only in Unicode normalization stay two teams, batched together or not", arguments: Database.allCases)
+    func bytewiseKeys(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            let (composed, decomposed) = ("\u{E9}quipe", "e\u{301}quipe")
+            #expect(composed == decomposed && !composed.utf8.elementsEqual(decomposed.utf8))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await store.update(team: composed, device: "device", bit0: true, bit1: false, at: Date()) }
+                group.addTask { try await store.update(team: decomposed, device: "device", bit0: false, bit1: true, at: Date()) }
+                try await group.waitForAll()
+            }
+            async let first = store.bits(team: composed, device: "device")
+            async let second = store.bits(team: decomposed, device: "device")
+            let (one, other) = (try #require(try await first), try #require(try await second))
+            #expect(one.bit0 && !one.bit1 && !other.bit0 && other.bit1)
+            try await store.close()
+        }
+    }
+
+    @Test("Removing a team while its devices are updated in batches neither deadlocks nor fails an update", arguments: Database.allCases)
+    func removalDuringUpdates(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            try await store.add(Team(id: "TEAM9", keyID: "KID9", publicKeyPEM: "-"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<400 {
+                    group.addTask {
+                        try await store.update(team: "TEAM9", device: "device-\(index % 40)", bit0: index.isMultiple(of: 2), bit1: nil, at: Date())
+                    }
+                    if index == 200 { group.addTask { _ = try await store.removeTeam("TEAM9") } }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.teams().allSatisfy { $0.id != "TEAM9" })
+            try await store.close()
+        }
+    }
 }
