@@ -216,9 +216,12 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             do {
                 let (publicKey, privateKey): (Data, Data)
                 switch (keyType, protection) {
-                case (.rsa, _):
+                case (.rsa, .keyring):
                     let key = try RSAKey.generate(bits: keySize)
                     (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.privateKeyPKCS1())
+                case (.rsa, .tpm):
+                    let key = try TPM.withShared { tpm throws(TPMFailure) in try RSAKey.generate(bits: keySize, in: tpm) }
+                    (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.tpmBlob())
                 case (.p256, .keyring):
                     let key = try P256Key.generate()
                     (publicKey, privateKey) = (try key.publicKeyX963(), try key.privateKeyX963())

@@ -13,7 +13,7 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     /// The access group: programs using the same group share the identity.
     /// Defaults to `AccessGroup.default` (this program's executable name).
     public var accessGroup: AccessGroup
-    /// Where a new identity's private key lives: the keyring (the default) or the TPM (P-256 keys only).
+    /// Where a new identity's private key lives: the keyring (the default) or the TPM (P-256, or 2048-bit RSA).
     public var keyProtection: KeyProtection
 
     /// The account of ``default``.
@@ -54,8 +54,8 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     /// ``DeviceIdentifierError/invalidKeyProtection(_:)``.
     func validated() throws -> Self {
         guard keyType != .rsa || Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
-        guard keyProtection != .tpm || keyType == .p256 else {
-            throw DeviceIdentifierError.invalidKeyProtection("TPM-held device keys are P-256: use keyType .p256")
+        guard keyProtection != .tpm || keyType == .p256 || keySize == 2048 else {
+            throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones); or use keyType .p256")
         }
         guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)

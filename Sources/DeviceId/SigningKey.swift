@@ -12,6 +12,22 @@ final class SigningKey: Sendable {
     enum Parsed: @unchecked Sendable {   // the OpenSSL keys are immutable after creation
         case rsa(RSAKey)
         case p256(P256Key)
+
+        /// The OpenSSL key object.
+        var object: AnyObject {
+            switch self {
+            case .rsa(let key): key
+            case .p256(let key): key
+            }
+        }
+
+        /// The TPM holding the key, for a TPM-held one.
+        var tpm: TPM? {
+            switch self {
+            case .rsa(let key): key.tpm
+            case .p256(let key): key.tpm
+            }
+        }
     }
 
     /// RSA or P-256.
@@ -36,15 +52,14 @@ final class SigningKey: Sendable {
             throw DeviceIdentifierError.invalidAlgorithm("\(algorithm.rawValue) does not sign with a \(keyType.rawValue) key")
         }
         let key = try signer()
-        let used: P256Key? = if case .p256(let p256) = key { p256 } else { nil }
         do {
             return try sign(data, with: key, algorithm: algorithm, encoding: encoding)
         } catch let failure as TPMFailure where failure.mayHaveRestarted {
             // Drop the key that failed (not one another thread has loaded since) and the TPM it was loaded into.
-            let failed = parsed.withLock { current -> P256Key? in
-                guard case .p256(let key)? = current, key === used else { return nil }
+            let failed = parsed.withLock { current -> Parsed? in
+                guard let cached = current, cached.object === key.object else { return nil }
                 current = nil
-                return key
+                return cached
             }
             if let tpm = failed?.tpm { TPM.forget(tpm) }
             return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
@@ -72,7 +87,8 @@ final class SigningKey: Sendable {
             do {
                 made = try bytes.withUnsafeBytes { bytes throws -> Parsed in
                     switch (keyType, protection) {
-                    case (.rsa, _): .rsa(try RSAKey(privateKeyPKCS1: bytes))
+                    case (.rsa, .keyring): .rsa(try RSAKey(privateKeyPKCS1: bytes))
+                    case (.rsa, .tpm): .rsa(try TPM.withShared { tpm throws(TPMFailure) in try RSAKey(tpmBlob: bytes, in: tpm) })
                     case (.p256, .keyring): .p256(try P256Key(privateKeyX963: bytes))
                     case (.p256, .tpm): .p256(try TPM.withShared { tpm throws(TPMFailure) in try P256Key(tpmBlob: bytes, in: tpm) })
                     }

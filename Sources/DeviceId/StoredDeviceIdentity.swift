@@ -69,9 +69,6 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
                 throw DeviceIdentifierError.keychainUnexpectedData("identifier does not match its public key")
             }
         }
-        guard resolvedKeyProtection == .keyring || resolvedKeyType == .p256 else {
-            throw DeviceIdentifierError.keychainUnexpectedData("a TPM-held key that is not P-256")
-        }
         return self
     }
 

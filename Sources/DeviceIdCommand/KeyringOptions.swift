@@ -68,7 +68,7 @@ struct IdentityOptions: ParsableArguments {
 
     @Option(help: """
         Where a new identity's private key lives: keyring, or tpm (generated in the TPM 2.0, never exportable; \
-        P-256, the default key type then). (default: keyring)
+        P-256 unless --key-type rsa, which is 2048 bits then). (default: keyring)
         """)
     var keyProtection: KeyProtection?
 
@@ -82,11 +82,11 @@ struct IdentityOptions: ParsableArguments {
         if let keySize, !DeviceIdentifierConfiguration.supportedKeySizes.contains(keySize) {
             throw ValidationError("--key-size must be 2048, 3072 or 4096")
         }
-        if keyType == .p256 || keyProtection == .tpm, keySize != nil || highSecurity {
-            throw ValidationError("--key-size and --high-security are for RSA keys, not P-256 ones (--key-type p256, --key-protection tpm)")
+        if keyType == .p256 && (keySize != nil || highSecurity) {
+            throw ValidationError("--key-size and --high-security are for RSA keys, not --key-type p256")
         }
-        if keyProtection == .tpm && keyType == .rsa {
-            throw ValidationError("--key-protection tpm makes P-256 keys, not --key-type rsa")
+        if keyProtection == .tpm && (highSecurity || (keySize ?? 2048) != 2048 || (keyType != .rsa && keySize != nil)) {
+            throw ValidationError("--key-protection tpm makes P-256 keys, or 2048-bit RSA ones with --key-type rsa (TPMs make no larger ones)")
         }
         if let account, account.isEmpty || DeviceIdentifierConfiguration.reservedAccounts.contains(account) {
             throw ValidationError("--account \(account.isEmpty ? "must not be empty" : "\(account) is an account swift-deviceid keeps its own items under")")
@@ -102,7 +102,7 @@ struct IdentityOptions: ParsableArguments {
         if let keyType { configuration.keyType = keyType }
         if let keyProtection {
             configuration.keyProtection = keyProtection
-            if keyProtection == .tpm { configuration.keyType = .p256 }
+            if keyProtection == .tpm && keyType == nil { configuration.keyType = .p256 }
         }
         configuration.useEncryption = !noEncryption
         return configuration

@@ -27,8 +27,7 @@ package final class P256Key: @unchecked Sendable {
 
     /// Runs `body` in turn with every other use of this key's TPM; at once for a key OpenSSL holds.
     private func onTPM<Result>(_ body: () throws(OpenSSLFailure) -> Result) throws(OpenSSLFailure) -> Result {
-        guard let tpm else { return try body() }
-        return try tpm.serialized(body)
+        try TPM.using(tpm, body)
     }
 
     /// A new key pair.
@@ -45,54 +44,18 @@ package final class P256Key: @unchecked Sendable {
 
     /// A new key pair inside `tpm`: its private key never leaves it (``tpmBlob()`` is the key wrapped by the TPM).
     package static func generate(in tpm: TPM) throws(TPMFailure) -> P256Key {
-        try tpm.serialized { () throws(TPMFailure) -> P256Key in try generateSerialized(in: tpm) }
-    }
-
-    private static func generateSerialized(in tpm: TPM) throws(TPMFailure) -> P256Key {
-        guard let context = EVP_PKEY_CTX_new_from_name(tpm.context, "EC", "provider=tpm2") else {
-            throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)"))
-        }
-        defer { EVP_PKEY_CTX_free(context) }
-        var key: OpaquePointer?
-        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key else {
-            throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_generate(tpm2)"))
-        }
-        return P256Key(key, tpm: tpm)
+        P256Key(try TPM.generateKey("EC", in: tpm) { EVP_PKEY_CTX_set_group_name($0, "P-256") }, tpm: tpm)
     }
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
     package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
-        self.init(try tpm.serialized { () throws(TPMFailure) -> OpaquePointer in try Self.load(blob, in: tpm) }, tpm: tpm)
-    }
-
-    private static func load(_ blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) -> OpaquePointer {
-        var key: OpaquePointer?
-        guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "DER", nil, "EC", deviceid_evp_pkey_keypair(), tpm.context, "provider=tpm2") else {
-            throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
-        }
-        defer { OSSL_DECODER_CTX_free(decoder) }
-        var cursor = blob.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        var remaining = blob.count
-        let decoded = OSSL_DECODER_from_data(decoder, &cursor, &remaining)
-        guard decoded == 1, let key else { throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_from_data(TSS2 PRIVATE KEY)")) }
-        return key
+        self.init(try tpm.loadKey("EC", from: blob), tpm: tpm)
     }
 
     /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.
     package func tpmBlob() throws(OpenSSLFailure) -> Data {
-        try onTPM { () throws(OpenSSLFailure) -> Data in
-            guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
-                throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
-            }
-            defer { OSSL_ENCODER_CTX_free(encoder) }
-            var bytes: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            try check(OSSL_ENCODER_to_data(encoder, &bytes, &length), "OSSL_ENCODER_to_data")
-            defer { CRYPTO_free(bytes, #fileID, #line) }
-            guard let bytes else { throw OpenSSLFailure("OSSL_ENCODER_to_data", reason: "no data") }
-            return Data(UnsafeBufferPointer(start: bytes, count: length))
-        }
+        guard let tpm else { throw OpenSSLFailure("tpmBlob", reason: "not a TPM-held key") }
+        return try tpm.wrappedKey(key)
     }
 
     /// A public key from its X9.63 uncompressed point (65 bytes, `04‖X‖Y`).

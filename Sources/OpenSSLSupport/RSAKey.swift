@@ -6,11 +6,36 @@ import FoundationEssentials
 package final class RSAKey: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
     private let key: OpaquePointer
+    /// The TPM holding the private key, for a key made or loaded there (its library context signs).
+    package let tpm: TPM?
 
-    private init(_ key: OpaquePointer) { self.key = key }
-    deinit { EVP_PKEY_free(key) }
+    private init(_ key: OpaquePointer, tpm: TPM? = nil) {
+        self.key = key
+        self.tpm = tpm
+    }
 
-    /// A new key pair of `bits` bits (e = 65537).
+    deinit {
+        // A TPM-held key is flushed from the TPM as it is freed.
+        if let tpm { tpm.serialized { EVP_PKEY_free(key) } } else { EVP_PKEY_free(key) }
+    }
+
+    /// A new key pair of `bits` bits inside `tpm` (e = 65537): its private key never leaves it.
+    package static func generate(bits: Int, in tpm: TPM) throws(TPMFailure) -> RSAKey {
+        RSAKey(try TPM.generateKey("RSA", in: tpm) { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }, tpm: tpm)
+    }
+
+    /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
+    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
+        self.init(try tpm.loadKey("RSA", from: blob), tpm: tpm)
+    }
+
+    /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.
+    package func tpmBlob() throws(OpenSSLFailure) -> Data {
+        guard let tpm else { throw OpenSSLFailure("tpmBlob", reason: "not a TPM-held key") }
+        return try tpm.wrappedKey(key)
+    }
+
+    /// A new key pair of `bits` bits (e = 65537), held by OpenSSL.
     package static func generate(bits: Int) throws(OpenSSLFailure) -> RSAKey {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name") }
         defer { EVP_PKEY_CTX_free(context) }
@@ -52,7 +77,9 @@ package final class RSAKey: @unchecked Sendable {
     package var bits: Int { Int(EVP_PKEY_get_bits(key)) }
 
     /// PKCS#1 `RSAPublicKey` DER.
-    package func publicKeyPKCS1() throws(OpenSSLFailure) -> Data { try encode(with: i2d_PublicKey) }
+    package func publicKeyPKCS1() throws(OpenSSLFailure) -> Data {
+        try TPM.using(tpm) { () throws(OpenSSLFailure) in try encode(with: i2d_PublicKey) }
+    }
 
     /// PKCS#1 `RSAPrivateKey` DER. The caller should wipe it when done.
     package func privateKeyPKCS1() throws(OpenSSLFailure) -> Data { try encode(with: i2d_PrivateKey) }
@@ -73,8 +100,12 @@ package final class RSAKey: @unchecked Sendable {
         case pss
     }
 
-    /// Signs `data` with SHA-256 and `padding`.
+    /// Signs `data` with SHA-256 and `padding` (in the TPM, for a key held there).
     package func sign(_ data: Data, padding: Padding) throws(OpenSSLFailure) -> Data {
+        try TPM.using(tpm) { () throws(OpenSSLFailure) in try signHere(data, padding: padding) }
+    }
+
+    private func signHere(_ data: Data, padding: Padding) throws(OpenSSLFailure) -> Data {
         try withDigestContext(padding, signing: true) { context throws(OpenSSLFailure) in
             // A copy whose pointer lives through both calls (a typed throw cannot leave `withUnsafeBytes`).
             let message = [UInt8](data)
@@ -107,7 +138,7 @@ package final class RSAKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
         try check(signing
-            ? EVP_DigestSignInit_ex(context, &keyContext, "SHA256", nil, nil, key, nil)
+            ? EVP_DigestSignInit_ex(context, &keyContext, "SHA256", tpm?.context, nil, key, nil)
             : EVP_DigestVerifyInit_ex(context, &keyContext, "SHA256", nil, nil, key, nil), signing ? "EVP_DigestSignInit_ex" : "EVP_DigestVerifyInit_ex")
         if padding == .pss {
             try check(EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING), "EVP_PKEY_CTX_set_rsa_padding")

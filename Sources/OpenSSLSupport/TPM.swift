@@ -1,4 +1,5 @@
 import COpenSSL
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -25,6 +26,60 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     /// Runs `body` while no other thread uses this TPM: every operation on its keys goes through here.
     func serialized<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         try turns.withLock { _ throws(Failure) in try body() }
+    }
+
+    /// Runs `body` in turn with every other use of `tpm`, or at once when there is no TPM (a key OpenSSL holds).
+    static func using<Result>(_ tpm: TPM?, _ body: () throws(OpenSSLFailure) -> Result) throws(OpenSSLFailure) -> Result {
+        guard let tpm else { return try body() }
+        return try tpm.serialized(body)
+    }
+
+    /// A new key pair of `algorithm` ("EC", "RSA") made inside the TPM, `configure` setting its parameters.
+    static func generateKey(_ algorithm: String, in tpm: TPM, configure: (OpaquePointer) -> Int32) throws(TPMFailure) -> OpaquePointer {
+        try tpm.serialized { () throws(TPMFailure) -> OpaquePointer in
+            guard let context = EVP_PKEY_CTX_new_from_name(tpm.context, algorithm, "provider=tpm2") else {
+                throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)"))
+            }
+            defer { EVP_PKEY_CTX_free(context) }
+            var key: OpaquePointer?
+            guard EVP_PKEY_keygen_init(context) == 1, configure(context) == 1, EVP_PKEY_generate(context, &key) == 1, let key else {
+                throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_generate(tpm2)"))
+            }
+            return key
+        }
+    }
+
+    /// The `algorithm` key that `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into the TPM.
+    func loadKey(_ algorithm: String, from blob: UnsafeRawBufferPointer) throws(TPMFailure) -> OpaquePointer {
+        try serialized { () throws(TPMFailure) -> OpaquePointer in
+            var key: OpaquePointer?
+            guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "DER", nil, algorithm, deviceid_evp_pkey_keypair(), context, "provider=tpm2") else {
+                throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
+            }
+            defer { OSSL_DECODER_CTX_free(decoder) }
+            var cursor = blob.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            var remaining = blob.count
+            guard OSSL_DECODER_from_data(decoder, &cursor, &remaining) == 1, let key else {
+                throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_from_data(TSS2 PRIVATE KEY)"))
+            }
+            return key
+        }
+    }
+
+    /// `key`'s private half as this TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by this TPM.
+    func wrappedKey(_ key: OpaquePointer) throws(OpenSSLFailure) -> Data {
+        try serialized { () throws(OpenSSLFailure) -> Data in
+            guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
+                throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
+            }
+            defer { OSSL_ENCODER_CTX_free(encoder) }
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            try check(OSSL_ENCODER_to_data(encoder, &bytes, &length), "OSSL_ENCODER_to_data")
+            defer { CRYPTO_free(bytes, #fileID, #line) }
+            guard let bytes else { throw OpenSSLFailure("OSSL_ENCODER_to_data", reason: "no data") }
+            return Data(UnsafeBufferPointer(start: bytes, count: length))
+        }
     }
 
     private static let opened = Mutex<TPM?>(nil)

@@ -49,6 +49,30 @@ struct TPMTests {
         }
     }
 
+    @Test("RSA-2048 in the TPM: the id hashes its PKCS#1 public key; RS256 and PS256 signatures verify; larger keys are refused")
+    func rsa() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with { keyring in
+                let group = uniqueGroup()
+                var rsa = configuration(group)
+                rsa.keyType = .rsa
+                let identifier = try DefaultDeviceIdentifier(configuration: rsa, keyring: keyring.client())
+                let identity = try await identifier.identity()
+                let publicKey = try #require(identity.publicKey)
+                #expect(identity.keyProtection == .tpm && publicKey.keyType == .rsa && publicKey.keySize == 2048)
+                #expect(publicKey.identifier == identity.id)
+                #expect(try await stored(group, in: keyring)?.privateKey.map { key in
+                    key.withUnsafeBytes { (try? RSAKey(privateKeyPKCS1: $0)) == nil }
+                } == true)
+                for algorithm in [SignatureAlgorithm.rs256, .ps256] {
+                    #expect(publicKey.isValidSignature(try await identifier.sign(message, algorithm: algorithm), for: message, algorithm: algorithm))
+                }
+                rsa.keySize = 4096
+                #expect(throws: DeviceIdentifierError.self) { try DefaultDeviceIdentifier(configuration: rsa, keyring: keyring.client()) }
+            }
+        }
+    }
+
     @Test("Concurrent signatures, from many tasks on two identities, all verify: the TPM is used in turns")
     func concurrentSignatures() async throws {
         try await PrivateTPM.with { _ in
@@ -157,8 +181,15 @@ struct TPMTests {
                 let point = try #require(Data(hexString: exported.text.trimmingCharacters(in: .newlines)))
                 let publicKey = try DevicePublicKey(externalRepresentation: point, keyType: .p256)
                 #expect(publicKey.isValidSignature(signature, for: Data("x\n".utf8), algorithm: .es256))
-                let refused = try await keyring.deviceid(["id", "--key-protection", "tpm", "--key-type", "rsa"] + options)
-                #expect(refused.status == 64)
+                let rsaOptions = ["--access-group", uniqueGroup("rsa"), "--non-interactive"]
+                #expect(try await keyring.deviceid(["id", "--key-protection", "tpm", "--key-type", "rsa"] + rsaOptions).status == 0)
+                let rsaInfo = try await keyring.deviceid(["info"] + rsaOptions)
+                let rsaFields = try #require(try JSONSerialization.jsonObject(with: rsaInfo.stdout) as? [String: Any])
+                #expect(rsaFields["keyProtection"] as? String == "tpm" && rsaFields["keyType"] as? String == "rsa" && rsaFields["keySize"] as? Int == 2048)
+                for sizes in [["--key-type", "rsa", "--key-size", "4096"], ["--high-security"], ["--key-size", "2048"]] {
+                    let refused = try await keyring.deviceid(["id", "--key-protection", "tpm"] + sizes + options)
+                    #expect(refused.status == 64, "\(sizes)")
+                }
                 // Without TPM2OPENSSL_TCTI the provider would open /dev/tpmrm0, which this machine lacks: said before it tries.
                 if !FileManager.default.fileExists(atPath: "/dev/tpmrm0") && !FileManager.default.fileExists(atPath: "/dev/tpm0") {
                     var environment = keyring.environment
