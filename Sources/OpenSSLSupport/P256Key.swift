@@ -44,12 +44,12 @@ package final class P256Key: @unchecked Sendable {
 
     /// A new key pair inside `tpm`: its private key never leaves it (``tpmBlob()`` is the key wrapped by the TPM).
     package static func generate(in tpm: TPM) throws(TPMFailure) -> P256Key {
-        P256Key(try TPM.generateKey("EC", in: tpm) { EVP_PKEY_CTX_set_group_name($0, "P-256") }, tpm: tpm)
+        P256Key(try TPM.generateKey(in: tpm), tpm: tpm)
     }
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
     package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
-        self.init(try tpm.loadKey("EC", from: blob), tpm: tpm)
+        self.init(try tpm.loadKey(rsa: false, from: blob), tpm: tpm)
     }
 
     /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.

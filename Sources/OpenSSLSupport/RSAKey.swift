@@ -21,12 +21,12 @@ package final class RSAKey: @unchecked Sendable {
 
     /// A new key pair of `bits` bits inside `tpm` (e = 65537): its private key never leaves it.
     package static func generate(bits: Int, in tpm: TPM) throws(TPMFailure) -> RSAKey {
-        RSAKey(try TPM.generateKey("RSA", in: tpm) { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }, tpm: tpm)
+        RSAKey(try TPM.generateKey(rsaBits: bits, in: tpm), tpm: tpm)
     }
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
     package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
-        self.init(try tpm.loadKey("RSA", from: blob), tpm: tpm)
+        self.init(try tpm.loadKey(rsa: true, from: blob), tpm: tpm)
     }
 
     /// The private key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by the TPM that made it.

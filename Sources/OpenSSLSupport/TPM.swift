@@ -34,26 +34,22 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
         return try tpm.serialized(body)
     }
 
-    /// A new key pair of `algorithm` ("EC", "RSA") made inside the TPM, `configure` setting its parameters.
-    static func generateKey(_ algorithm: String, in tpm: TPM, configure: (OpaquePointer) -> Int32) throws(TPMFailure) -> OpaquePointer {
+    /// A new key pair made inside the TPM: RSA of `rsaBits` bits, or P-256 when `rsaBits` is `nil`.
+    static func generateKey(rsaBits: Int? = nil, in tpm: TPM) throws(TPMFailure) -> OpaquePointer {
         try tpm.serialized { () throws(TPMFailure) -> OpaquePointer in
-            guard let context = EVP_PKEY_CTX_new_from_name(tpm.context, algorithm, "provider=tpm2") else {
-                throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)"))
-            }
-            defer { EVP_PKEY_CTX_free(context) }
             var key: OpaquePointer?
-            guard EVP_PKEY_keygen_init(context) == 1, configure(context) == 1, EVP_PKEY_generate(context, &key) == 1, let key else {
+            guard deviceid_tpm_generate(tpm.context, Int32(rsaBits ?? 0), &key) == 1, let key else {
                 throw TPMFailure(OpenSSLFailure.current("EVP_PKEY_generate(tpm2)"))
             }
             return key
         }
     }
 
-    /// The `algorithm` key that `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into the TPM.
-    func loadKey(_ algorithm: String, from blob: UnsafeRawBufferPointer) throws(TPMFailure) -> OpaquePointer {
+    /// The key that `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, RSA or EC, loaded into the TPM.
+    func loadKey(rsa: Bool, from blob: UnsafeRawBufferPointer) throws(TPMFailure) -> OpaquePointer {
         try serialized { () throws(TPMFailure) -> OpaquePointer in
             var key: OpaquePointer?
-            guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "DER", nil, algorithm, deviceid_evp_pkey_keypair(), context, "provider=tpm2") else {
+            guard let decoder = deviceid_tpm_key_decoder(&key, rsa ? 1 : 0, context) else {
                 throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
             }
             defer { OSSL_DECODER_CTX_free(decoder) }
@@ -69,7 +65,7 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     /// `key`'s private half as this TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by this TPM.
     func wrappedKey(_ key: OpaquePointer) throws(OpenSSLFailure) -> Data {
         try serialized { () throws(OpenSSLFailure) -> Data in
-            guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), "DER", nil, "provider=tpm2") else {
+            guard let encoder = deviceid_tpm_key_encoder(key) else {
                 throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
             }
             defer { OSSL_ENCODER_CTX_free(encoder) }
