@@ -18,6 +18,7 @@ final class BatchedBits: Sendable {
         let reads = StatementBatcher(maximumBatchSize: maximumBatchSize, execute: read)
         let writes = StatementBatcher(maximumBatchSize: maximumBatchSize) { (updates: [BitUpdate]) -> [Result<Void, any Error>] in
             let failed = await write(updates)
+            guard !failed.isEmpty else { return Array(repeating: .success(()), count: updates.count) }
             return updates.map { update in failed[update.key].map { .failure($0) } ?? .success(()) }
         }
         self.reads = reads

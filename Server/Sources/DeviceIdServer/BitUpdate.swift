@@ -10,7 +10,9 @@ struct DeviceKey: Hashable, Sendable {
     func hash(into hasher: inout Hasher) {
         for text in [team, device] {
             hasher.combine(text.utf8.count)
-            for byte in text.utf8 { hasher.combine(byte) }
+            if text.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+                for byte in text.utf8 { hasher.combine(byte) }
+            }
         }
     }
 }
