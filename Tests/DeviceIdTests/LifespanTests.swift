@@ -14,8 +14,11 @@ struct LifespanTests {
             #expect(try await keyring.deviceid("id", "--access-group", "com.example.app").text == id)
             // Reinstalled: the program file is removed and installed again elsewhere; the keyring is untouched.
             let reinstalled = keyring.root.appendingPathComponent("reinstalled-deviceid")
-            try FileManager.default.copyItem(atPath: deviceidExecutable, toPath: reinstalled.path)
-            let again = try await runFreshlyWritten(reinstalled.path, ["id", "--access-group", "com.example.app"], environment: keyring.environment)
+            // Copied by `cp`, so that no descriptor open for writing it ever exists in this process: a child another
+            // test forks meanwhile would hold it until its exec, and the kernel refuses to run a file open for
+            // writing ("Text file busy").
+            #expect(try await ChildProcess.run("cp", [deviceidExecutable, reinstalled.path], environment: keyring.environment).status == 0)
+            let again = try await ChildProcess.run(reinstalled.path, ["id", "--access-group", "com.example.app"], environment: keyring.environment)
             #expect(again.text == id)
         }
     }
@@ -54,21 +57,6 @@ struct LifespanTests {
             #expect(try await keyring.deviceid("id", environment: ["DEVICEID_ACCESS_GROUP": "com.example.suite"]).text == fromApp + "\n")
             let other = try await keyring.deviceid("id", "--access-group", "com.example.other").text
             #expect(other != fromApp + "\n" && other.count == 65)
-        }
-    }
-}
-
-/// Runs a program file this process has just written. A process that other tests forked while the file was open
-/// for writing holds that descriptor until it execs its own program, and until then the kernel refuses to run the
-/// file ("Text file busy"): a refusal that ends within moments, so it is asked again, a bounded number of times.
-private func runFreshlyWritten(_ path: String, _ arguments: [String], environment: [String: String]) async throws -> ProcessOutput {
-    var attempt = 1
-    while true {
-        do {
-            return try await ChildProcess.run(path, arguments, environment: environment)
-        } catch let error as NSError where attempt < 50 && (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY) {
-            attempt += 1
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }
