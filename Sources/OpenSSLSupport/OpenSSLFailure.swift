@@ -18,8 +18,8 @@ package struct OpenSSLFailure: Error, Sendable, Hashable, CustomStringConvertibl
         self.detail = detail
     }
 
-    /// The failure of `function`: the reason at the head of OpenSSL's error queue and the first text a provider
-    /// attached to an error in it. The queue is then empty.
+    /// The failure of `function`: the reason at the head of OpenSSL's error queue and the text a provider attached
+    /// to an error in it (the first TSS response code, else the first text). The queue is then empty.
     package static func current(_ function: String) -> OpenSSLFailure {
         var head: UInt = 0
         var detail: String?
@@ -27,7 +27,11 @@ package struct OpenSSLFailure: Error, Sendable, Hashable, CustomStringConvertibl
         var flags: Int32 = 0
         while case let code = ERR_get_error_all(nil, nil, nil, &data, &flags), code != 0 {
             if head == 0 { head = code }
-            if detail == nil, flags & ERR_TXT_STRING != 0, let data, data.pointee != 0 { detail = String(cString: data) }
+            guard flags & ERR_TXT_STRING != 0, let data, data.pointee != 0 else { continue }
+            // A TSS response code ("479 tpm:…") says more than a generic text added on top of it.
+            if detail == nil || (detail?.first?.isNumber != true && data.pointee >= 0x30 && data.pointee <= 0x39) {
+                detail = String(cString: data)
+            }
         }
         guard head != 0 else { return OpenSSLFailure(function, reason: nil) }
         let reason = ERR_reason_error_string(head).map { String(cString: $0) } ?? "error \(head)"

@@ -35,8 +35,20 @@ public final class TPMSealedKeyProvider: KeyProvider {
     public func encryptionKey() async throws -> (key: KeyringSecret, parameters: [UInt8]) {
         if let key = cached.withLock({ $0 }) { return (key, Self.parameters) }
         let group = item.accessGroup
-        let (record, _) = try await keyring.secret(
-            matching: item.attributes, orStore: { try Self.tpm { try Self.seal(for: group) } }, label: "TPM-sealed encryption key (\(group))")
+        // The key this call sealed, if its record is the one stored: no need to ask the TPM to open it again.
+        let made = Mutex<KeyringSecret?>(nil)
+        let (record, created) = try await keyring.secret(
+            matching: item.attributes,
+            orStore: {
+                let (record, key) = try Self.tpm { try Self.seal(for: group) }
+                made.withLock { $0 = key }
+                return record
+            },
+            label: "TPM-sealed encryption key (\(group))")
+        if created, let key = made.withLock({ $0 }) {
+            cached.withLock { $0 = key }
+            return (key, Self.parameters)
+        }
         return (try await unsealed(record), Self.parameters)
     }
 
@@ -57,8 +69,9 @@ public final class TPMSealedKeyProvider: KeyProvider {
         return key
     }
 
-    /// A new key, sealed: a P-256 key made in the TPM, a one-time key, and the AES key under their ECDH secret.
-    private static func seal(for group: AccessGroup) throws -> KeyringSecret {
+    /// A new key and its sealed record: a P-256 key made in the TPM, a one-time key, and the AES key under their
+    /// ECDH secret.
+    private static func seal(for group: AccessGroup) throws -> (record: KeyringSecret, key: KeyringSecret) {
         let held = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
         let heldPoint = try held.publicKeyX963()
         let oneTime = try P256Key.generate()
@@ -71,7 +84,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
         let wrapped = try key.withUnsafeBytes { try AES256GCM.seal($0, key: kek, nonce: nonce, aad: additionalData(group)) }
         let blob = [UInt8](try held.tpmBlob())
         guard blob.count <= Int(UInt16.max) else { throw SecureStorageError.cryptoFailure("the TPM's wrapped key is too long") }
-        return KeyringSecret([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + oneTimePoint + nonce + wrapped)
+        return (KeyringSecret([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + oneTimePoint + nonce + wrapped), key)
     }
 
     /// The AES key `record` seals, opened with the TPM.
