@@ -55,6 +55,16 @@ public enum ChildProcess {
         return process
     }
 
+    /// Sends `signal` to `process` unless it has already exited. A reaped child's PID goes back to the kernel,
+    /// which hands it out again (`pid_max` is 32768 here, and threads draw from the same numbers): a late
+    /// `kill` of a process that quit on its own would hit whatever holds the number now, even another test's
+    /// keyring daemon, through one of its threads. Foundation marks the process as not running in the same
+    /// callback that reaps it.
+    static func signal(_ process: Process, _ signal: Int32) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+    }
+
     /// A task that ends with the process's exit status; set up before `run()`.
     static func exitStatus(of process: Process) -> Task<Int32, Never> {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()

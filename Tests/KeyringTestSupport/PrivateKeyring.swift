@@ -176,12 +176,19 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    /// Runs `process` as this keyring's provider: its output discarded, `input` written to its standard input.
+    /// Runs `process` as this keyring's provider: its standard output discarded, its standard error appended to
+    /// ``providerLog``, `input` written to its standard input.
     func launch(_ process: Process, input: Data) throws {
         let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if !FileManager.default.fileExists(atPath: providerLogFile.path) {
+            _ = FileManager.default.createFile(atPath: providerLogFile.path, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: providerLogFile)
+        defer { try? log.close() }
+        try log.seekToEnd()
+        process.standardError = log
         let exited = ChildProcess.exitStatus(of: process)
         try process.run()
         daemon.withLock { $0 = (process, exited) }
@@ -225,14 +232,32 @@ public final class PrivateKeyring: Sendable {
     /// Kills the provider outright (SIGKILL: KeePassXC ignores SIGTERM while a dialog is up) and waits until it has exited.
     public func killDaemon() async {
         guard let running = daemon.withLock({ current in defer { current = nil }; return current }) else { return }
-        kill(running.process.processIdentifier, SIGKILL)
+        ChildProcess.signal(running.process, SIGKILL)
         _ = await running.exited.value
     }
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the provider: a Secret Service that accepts calls and never answers.
     public func freezeDaemon(_ frozen: Bool) {
-        guard let pid = daemon.withLock({ $0?.process.processIdentifier }) else { return }
-        kill(pid, frozen ? SIGSTOP : SIGCONT)
+        guard let process = daemon.withLock({ $0?.process }) else { return }
+        ChildProcess.signal(process, frozen ? SIGSTOP : SIGCONT)
+    }
+
+    private var providerLogFile: URL { root.appendingPathComponent("provider.log") }
+
+    /// What the providers started so far wrote to standard error (warnings and crash messages; never a secret),
+    /// for a failing test's message.
+    public var providerLog: String {
+        (try? String(contentsOf: providerLogFile, encoding: .utf8)) ?? ""
+    }
+
+    /// How the provider ended, if it has: to tell a provider's own crash (SIGABRT, SIGSEGV) from a kill.
+    public var providerExit: String? {
+        guard let process = daemon.withLock({ $0?.process }), !process.isRunning else { return nil }
+        switch process.terminationReason {
+        case .uncaughtSignal: return "the provider died of signal \(process.terminationStatus)"
+        case .exit: return "the provider exited with status \(process.terminationStatus)"
+        @unknown default: return "the provider ended"
+        }
     }
 
     /// Runs a command against this keyring (for example `secret-tool`), with `input` on its standard input.
@@ -254,11 +279,11 @@ public final class PrivateKeyring: Sendable {
         freezeDaemon(false)
         await killDaemon()
         for helper in helpers.withLock({ $0 }) {
-            kill(helper.process.processIdentifier, SIGKILL)
+            ChildProcess.signal(helper.process, SIGKILL)
             _ = await helper.exited.value
         }
         // SIGKILL: children inherit the test runner's blocked signal mask, so SIGTERM may never arrive.
-        kill(bus.processIdentifier, SIGKILL)
+        ChildProcess.signal(bus, SIGKILL)
         _ = await busExited.value
         try? FileManager.default.removeItem(at: root)
     }

@@ -48,7 +48,7 @@ public final class PrivateTPM: Sendable {
     /// Cuts the power: TPM commands fail until ``restart()`` or ``replace()``.
     public func stop() async {
         guard let running = running.withLock({ current -> Running? in defer { current = nil }; return current }) else { return }
-        kill(running.process.processIdentifier, SIGKILL)
+        ChildProcess.signal(running.process, SIGKILL)
         _ = await running.exited.value
     }
 
