@@ -1,38 +1,50 @@
 import Foundation
 import Synchronization
 
-/// A software TPM 2.0 for tests: `swtpm` on the loopback port that `TPM2OPENSSL_TCTI` names, with a state directory
-/// of its own. OpenSSL's tpm2 provider reads that variable when the process first opens the TPM, so `scripts/test`
-/// sets it (with a free port) before any test runs; setting it later from a test would race other threads.
+/// A software TPM 2.0 for tests, set up as a machine's TPM is: `swtpm`, manufactured by `swtpm_setup` with
+/// endorsement keys and their certificates from a certificate authority of the test process's own, behind a
+/// resource manager (`tpm2-abrmd`, as the kernel's `/dev/tpmrm0` is on a real machine) so that OpenSSL's tpm2
+/// provider and the library's own TSS calls can both hold the TPM open.
+///
+/// `scripts/test` sets the scene before any test runs, because the provider reads `TPM2OPENSSL_TCTI` when the
+/// process first opens the TPM: `DEVICEID_TEST_SWTPM_PORT` (swtpm's port; its control channel is the next one),
+/// `TPM2OPENSSL_TCTI=tabrmd:bus_name=NAME,bus_type=system`, and `DBUS_SYSTEM_BUS_ADDRESS`, a private bus that the
+/// tests and the programs they run (each on its keyring's session bus) all see as the system bus.
 ///
 /// One TPM per test process: tests take turns through ``with(_:)``. Stopping it is a power cut (SIGKILL): what the
 /// TPM keeps across one (its seeds, hence which keys it accepts) survives a ``restart()``; ``replace()`` puts a
-/// different TPM behind the same port, as when a machine's TPM is cleared or a keyring moves to another machine.
+/// different TPM behind the same name, as when a machine's TPM is cleared or a keyring moves to another machine.
 public final class PrivateTPM: Sendable {
-    private struct Running {
-        let process: Process
-        let exited: Task<Int32, Never>
-    }
+    private typealias Child = (process: Process, exited: Task<Int32, Never>)
 
     /// The TCP port swtpm answers TPM commands on (its control channel is the next one).
     public let port: Int
-    private let running = Mutex<Running?>(nil)
+    /// The resource manager's name on the (private) system bus.
+    private let busName: String
+    /// swtpm, then the resource manager in front of it.
+    private let running = Mutex<[Child]>([])
     private let state = Mutex<URL?>(nil)
 
     private static let turns = Slots(1)
 
-    private init(port: Int) {
+    private init(port: Int, busName: String) {
         self.port = port
+        self.busName = busName
     }
 
     /// Runs `body` with a TPM nobody used before, running; stops it and removes its state afterwards.
     public static func with<Result>(_ body: (PrivateTPM) async throws -> Result) async throws -> Result {
-        guard let tcti = ProcessInfo.processInfo.environment["TPM2OPENSSL_TCTI"], tcti.hasPrefix("swtpm:"),
-              let port = tcti.split(separator: ",").first(where: { $0.hasPrefix("port=") }).flatMap({ Int($0.dropFirst(5)) }) else {
-            throw Failure(description: "TPM tests need TPM2OPENSSL_TCTI=swtpm:host=127.0.0.1,port=N with N free: run them through scripts/test")
+        let environment = ProcessInfo.processInfo.environment
+        guard let port = environment["DEVICEID_TEST_SWTPM_PORT"].flatMap({ Int($0) }),
+              environment["DBUS_SYSTEM_BUS_ADDRESS"] != nil, let tcti = environment["TPM2OPENSSL_TCTI"], tcti.hasPrefix("tabrmd:"),
+              let busName = tcti.dropFirst(7).split(separator: ",").first(where: { $0.hasPrefix("bus_name=") })?.dropFirst(9) else {
+            throw Failure(description: """
+                TPM tests need DEVICEID_TEST_SWTPM_PORT=N (N and N+1 free), a private DBUS_SYSTEM_BUS_ADDRESS and \
+                TPM2OPENSSL_TCTI=tabrmd:bus_name=NAME,bus_type=system: run them through scripts/test
+                """)
         }
         return try await turns.withSlot {
-            let tpm = PrivateTPM(port: port)
+            let tpm = PrivateTPM(port: port, busName: String(busName))
             do {
                 try await tpm.replace()
                 let result = try await body(tpm)
@@ -47,9 +59,10 @@ public final class PrivateTPM: Sendable {
 
     /// Cuts the power: TPM commands fail until ``restart()`` or ``replace()``.
     public func stop() async {
-        guard let running = running.withLock({ current -> Running? in defer { current = nil }; return current }) else { return }
-        ChildProcess.signal(running.process, SIGKILL)
-        _ = await running.exited.value
+        for child in running.withLock({ current -> [Child] in defer { current = [] }; return current }).reversed() {
+            ChildProcess.signal(child.process, SIGKILL)
+            _ = await child.exited.value
+        }
     }
 
     /// Powers the same TPM up again.
@@ -58,29 +71,46 @@ public final class PrivateTPM: Sendable {
         try await start()
     }
 
-    /// Puts a new TPM (new state, new seeds) behind the port: keys the old one wrapped do not load in it.
+    /// Puts a new TPM (new state, new seeds, a new endorsement certificate) behind the same name: keys the old
+    /// one wrapped do not load in it.
     public func replace() async throws {
         await stop()
         let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-swtpm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
         let old = state.withLock { current -> URL? in defer { current = fresh }; return current }
         if let old { try? FileManager.default.removeItem(at: old) }
+        try await TPMManufacturer.shared.manufacture(stateIn: fresh)
         try await start()
     }
 
+    /// The certificate authority that signed this TPM's endorsement certificates (PEM): the trust anchor a
+    /// verifier is given, as it would be given the TPM makers' CAs.
+    public var endorsementCA: URL { TPMManufacturer.shared.rootCertificate }
+
     private func start() async throws {
         guard let directory = state.withLock({ $0 }) else { throw Failure(description: "the TPM has no state directory") }
-        let process = try ChildProcess.prepare("swtpm", [
+        let environment = ProcessInfo.processInfo.environment
+        try launch("swtpm", [
             "socket", "--tpm2", "--tpmstate", "dir=\(directory.path)",
             "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
             "--flags", "not-need-init,startup-clear",
-        ], environment: ProcessInfo.processInfo.environment)
+        ], environment: environment)
+        try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
+        try launch("tpm2-abrmd", [
+            "--allow-root", "--dbus-name=\(busName)", "--tcti=swtpm:host=127.0.0.1,port=\(port)",
+        ], environment: environment)
+        let wait = try await ChildProcess.run("gdbus", ["wait", "--system", "--timeout", "30", busName], environment: environment)
+        guard wait.status == 0 else { throw Failure(description: "tpm2-abrmd did not appear on the system bus: \(wait.errorText)") }
+    }
+
+    /// Starts `executable`, its output discarded, as one of the processes ``stop()`` kills.
+    private func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+        let process = try ChildProcess.prepare(executable, arguments, environment: environment)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let exited = ChildProcess.exitStatus(of: process)
         try process.run()
-        running.withLock { $0 = Running(process: process, exited: exited) }
-        try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
+        running.withLock { $0.append((process, exited)) }
     }
 
     private func remove() async {
