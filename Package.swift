@@ -29,8 +29,17 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CTSS2",
+            pkgConfig: "tss2-esys",
+            providers: [.apt(["libtss2-dev"])]
+        ),
+
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL"]),
+        // Every call of the TPM Software Stack's ESAPI, behind `package` API: endorsement certificates, attestation
+        // keys, TPM2_Certify and credential activation (what OpenSSL's tpm2 provider does not do).
+        .target(name: "TSSSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
         // Layer 1: the Secret Service, told truthfully.
         .target(name: "Keyring", dependencies: ["CLibSecret"]),
@@ -84,7 +93,8 @@ let package = Package(
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport",
+                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TSSSupport",
+                "KeyringTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

@@ -16,7 +16,7 @@ package final class P256Key: @unchecked Sendable {
     /// Bytes of the X9.63 uncompressed public point.
     package static let publicKeySize = 65
 
-    private init(_ key: OpaquePointer, tpm: TPM? = nil) {
+    init(_ key: OpaquePointer, tpm: TPM? = nil) {
         self.key = key
         self.tpm = tpm
     }

@@ -5,11 +5,11 @@ import FoundationEssentials
 /// Every failure is an ``OpenSSLFailure`` naming the OpenSSL function.
 package final class RSAKey: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
-    private let key: OpaquePointer
+    let key: OpaquePointer
     /// The TPM holding the private key, for a key made or loaded there (its library context signs).
     package let tpm: TPM?
 
-    private init(_ key: OpaquePointer, tpm: TPM? = nil) {
+    init(_ key: OpaquePointer, tpm: TPM? = nil) {
         self.key = key
         self.tpm = tpm
     }

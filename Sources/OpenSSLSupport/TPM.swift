@@ -129,7 +129,7 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
 
     /// The kernel's TPM device, as the provider's default TCTI opens it: missing, or not ours to open, is said
     /// plainly before the provider tries.
-    private static func checkDevice() throws(TPMFailure) {
+    package static func checkDevice() throws(TPMFailure) {
         let devices = ["/dev/tpmrm0", "/dev/tpm0"]
         guard let device = devices.first(where: { access($0, F_OK) == 0 }) else { throw .noDevice }
         guard access(device, R_OK | W_OK) == 0 else { throw .permissionDenied(device) }

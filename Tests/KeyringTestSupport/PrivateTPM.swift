@@ -83,9 +83,9 @@ public final class PrivateTPM: Sendable {
         try await start()
     }
 
-    /// The certificate authority that signed this TPM's endorsement certificates (PEM): the trust anchor a
-    /// verifier is given, as it would be given the TPM makers' CAs.
-    public var endorsementCA: URL { TPMManufacturer.shared.rootCertificate }
+    /// The certificates of the authority that signed this TPM's endorsement certificates (PEM): what a verifier is
+    /// given to trust, as it would be given the TPM makers' CAs.
+    public var endorsementCA: URL { TPMManufacturer.shared.certificates }
 
     private func start() async throws {
         guard let directory = state.withLock({ $0 }) else { throw Failure(description: "the TPM has no state directory") }

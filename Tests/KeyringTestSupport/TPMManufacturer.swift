@@ -10,8 +10,9 @@ final class TPMManufacturer: Sendable {
     private var setupConfiguration: URL { directory.appendingPathComponent("swtpm_setup.conf") }
     private var authority: URL { directory.appendingPathComponent("ca") }
 
-    /// The root certificate of the authority (PEM); `swtpm_localca` makes it with the first TPM.
-    var rootCertificate: URL { authority.appendingPathComponent("swtpm-localca-rootca-cert.pem") }
+    /// The authority's certificates, its root and the intermediate that signs endorsement certificates (PEM), as
+    /// TPM makers publish theirs; `swtpm_localca` makes them with the first TPM.
+    var certificates: URL { directory.appendingPathComponent("tpm-ca.pem") }
 
     /// Writes a new TPM's state into `stateDirectory`.
     func manufacture(stateIn stateDirectory: URL) async throws {
@@ -22,6 +23,10 @@ final class TPMManufacturer: Sendable {
         ], environment: ProcessInfo.processInfo.environment)
         guard setup.status == 0 else {
             throw PrivateTPM.Failure(description: "swtpm_setup failed (\(setup.status)): \(setup.text) \(setup.errorText)")
+        }
+        if !FileManager.default.fileExists(atPath: certificates.path) {
+            let parts = ["issuercert.pem", "swtpm-localca-rootca-cert.pem"].map { authority.appendingPathComponent($0) }
+            try Data(try parts.flatMap { try Data(contentsOf: $0) }).write(to: certificates)
         }
     }
 

@@ -1,0 +1,73 @@
+import COpenSSL
+import FoundationEssentials
+
+/// An X.509 certificate held by OpenSSL: here, a TPM's endorsement certificate and the makers' CAs it chains to.
+package final class X509Certificate: @unchecked Sendable {
+    // The X509 is never changed after parsing.
+    private let certificate: OpaquePointer
+
+    private init(_ certificate: OpaquePointer) {
+        self.certificate = certificate
+    }
+
+    deinit { X509_free(certificate) }
+
+    /// A certificate from its DER bytes (all of them).
+    package convenience init(der: Data) throws(OpenSSLFailure) {
+        let bytes = [UInt8](der)
+        var cursor: UnsafePointer<UInt8>? = nil
+        let parsed = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            cursor = buffer.baseAddress
+            return d2i_X509(nil, &cursor, bytes.count)
+        }
+        guard let parsed else { throw OpenSSLFailure.current("d2i_X509") }
+        let consumed = bytes.withUnsafeBufferPointer { buffer in cursor.map { $0 - buffer.baseAddress! } ?? 0 }
+        guard consumed == bytes.count else {
+            X509_free(parsed)
+            throw OpenSSLFailure("d2i_X509", reason: "\(bytes.count - consumed) bytes after the certificate")
+        }
+        self.init(parsed)
+    }
+
+    /// Every certificate in `pem` (PEM text, one or more `CERTIFICATE` blocks).
+    package static func certificates(pem: Data) throws(OpenSSLFailure) -> [X509Certificate] {
+        let bytes = [UInt8](pem)
+        guard let input = bytes.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
+            throw OpenSSLFailure.current("BIO_new_mem_buf")
+        }
+        defer { BIO_free(input) }
+        var certificates: [X509Certificate] = []
+        while let next = PEM_read_bio_X509(input, nil, nil, nil) { certificates.append(X509Certificate(next)) }
+        ERR_clear_error()   // the end of the input reads as an error
+        guard !certificates.isEmpty else { throw OpenSSLFailure("PEM_read_bio_X509", reason: "no certificate in the file") }
+        return certificates
+    }
+
+    /// Throws unless this certificate chains to one of `anchors`, each trusted as it is (a maker's root or one of
+    /// its intermediates), with every signature and validity period checked at `date`.
+    package func verify(anchors: [X509Certificate], at date: Date = Date()) throws(OpenSSLFailure) {
+        guard let store = X509_STORE_new() else { throw OpenSSLFailure.current("X509_STORE_new") }
+        defer { X509_STORE_free(store) }
+        for anchor in anchors { try check(X509_STORE_add_cert(store, anchor.certificate), "X509_STORE_add_cert") }
+        guard let context = X509_STORE_CTX_new() else { throw OpenSSLFailure.current("X509_STORE_CTX_new") }
+        defer { X509_STORE_CTX_free(context) }
+        try check(X509_STORE_CTX_init(context, store, certificate, nil), "X509_STORE_CTX_init")
+        X509_STORE_CTX_set_flags(context, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        X509_STORE_CTX_set_time(context, 0, time_t(date.timeIntervalSince1970))
+        guard X509_verify_cert(context) == 1 else {
+            let code = X509_STORE_CTX_get_error(context)
+            ERR_clear_error()
+            throw OpenSSLFailure("X509_verify_cert", reason: String(cString: X509_verify_cert_error_string(Int(code))))
+        }
+    }
+
+    /// The certified public key, when it is RSA.
+    package func rsaPublicKey() throws(OpenSSLFailure) -> RSAKey {
+        guard let key = X509_get_pubkey(certificate) else { throw OpenSSLFailure.current("X509_get_pubkey") }
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(key)
+            throw OpenSSLFailure("X509_get_pubkey", reason: "the certified key is not RSA")
+        }
+        return RSAKey(key)
+    }
+}

@@ -1,0 +1,118 @@
+import CTSS2
+import FoundationEssentials
+import OpenSSLSupport
+
+/// What a TPM says about one of its keys, for a verifier that trusts the TPM's maker: the endorsement certificate,
+/// an attestation key (AK), and the AK's `TPM2_Certify` of the key. Byte strings are as the TPM marshals them.
+package struct TPMKeyEvidence: Sendable, Hashable {
+    /// The endorsement key's certificate (DER), from NV index 0x01C00002: the TPM maker's word for this TPM's EK.
+    package let endorsementCertificate: Data
+    /// The attestation key's public area (`TPM2B_PUBLIC`): a restricted P-256 signing key that never leaves the TPM.
+    package let attestationKey: Data
+    /// The certified key's public area (`TPM2B_PUBLIC`), attributes included.
+    package let certifiedKey: Data
+    /// What the AK signed (`TPMS_ATTEST` of type certify): the certified key's name and the verifier's nonce.
+    package let certifyInfo: Data
+    /// The AK's signature over `certifyInfo` (`TPMT_SIGNATURE`, ECDSA with SHA-256).
+    package let signature: Data
+
+    package init(endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data) {
+        self.endorsementCertificate = endorsementCertificate
+        self.attestationKey = attestationKey
+        self.certifiedKey = certifiedKey
+        self.certifyInfo = certifyInfo
+        self.signature = signature
+    }
+}
+
+/// The device's half of TPM attestation, done with its own ESAPI context. Every call blocks on the TPM.
+package enum TPMAttestor {
+    /// NV index of the RSA-2048 endorsement certificate (TCG EK Credential Profile).
+    static let endorsementCertificateIndex: UInt32 = 0x01C0_0002
+
+    /// The TPM's evidence about the key `wrappedKey` (a `TSS2 PRIVATE KEY` this TPM made), over `nonce`.
+    package static func attest(wrappedKey der: Data, nonce: Data) throws(TPMFailure) -> TPMKeyEvidence {
+        let wrapped = try WrappedKey(der: der)
+        guard wrapped.parent == 0x4000_0001 else {
+            throw .failed(OpenSSLFailure("TPM2_Certify", reason: "only keys made under the owner hierarchy can be attested"))
+        }
+        let tpm = try TSSContext()
+        let certificate = try endorsementCertificate(tpm)
+        let (ak, akPublic) = try attestationKey(tpm)
+        let key = try load(wrapped, in: tpm)
+        var info = Data(), signature = Data()
+        signature = try marshaled(capacity: 512) { (signatureBytes, signatureLength) throws(TPMFailure) in
+            info = try marshaled(capacity: 1024) { (infoBytes, infoLength) throws(TPMFailure) in
+                try tpm.step("Esys_Certify") { context in
+                    nonce.withUnsafeBytes { nonce in
+                        deviceid_tss_certify(context, key, ak, nonce.bindMemory(to: UInt8.self).baseAddress, nonce.count,
+                                             infoBytes, 1024, infoLength, signatureBytes, 512, signatureLength)
+                    }
+                }
+            }
+        }
+        return TPMKeyEvidence(endorsementCertificate: certificate, attestationKey: akPublic, certifiedKey: wrapped.publicArea,
+                              certifyInfo: info, signature: signature)
+    }
+
+    /// The credential a verifier sealed to this TPM's endorsement key for its attestation key (`TPM2_MakeCredential`'s
+    /// `credentialBlob` and `secret`), released by `TPM2_ActivateCredential`: proof that the AK lives beside the EK.
+    /// The caller wipes the returned bytes (``cleanse(_:)``).
+    package static func activateCredential(blob: Data, encryptedSecret: Data) throws(TPMFailure) -> [UInt8] {
+        let tpm = try TSSContext()
+        let (ak, _) = try attestationKey(tpm)
+        let ek = try tpm.object("Esys_CreatePrimary(EK)") { deviceid_tss_create_ek($0, $1, nil, 0, nil) }
+        var secret = [UInt8](repeating: 0, count: 64)
+        defer { cleanse(&secret) }
+        var length = 0
+        try tpm.step("Esys_ActivateCredential") { context in
+            blob.withUnsafeBytes { blob in
+                encryptedSecret.withUnsafeBytes { encrypted in
+                    secret.withUnsafeMutableBytes { out in
+                        deviceid_tss_activate(context, ak, ek, blob.bindMemory(to: UInt8.self).baseAddress, blob.count,
+                                              encrypted.bindMemory(to: UInt8.self).baseAddress, encrypted.count,
+                                              out.baseAddress, out.count, &length)
+                    }
+                }
+            }
+        }
+        return Array(secret.prefix(length))
+    }
+
+    private static func endorsementCertificate(_ tpm: TSSContext) throws(TPMFailure) -> Data {
+        do {
+            return try marshaled(capacity: 4096) { (bytes, length) throws(TPMFailure) in
+                try tpm.step("Esys_NV_Read(0x01C00002)") { deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length) }
+            }
+        } catch .failed {
+            throw .failed(OpenSSLFailure("Esys_NV_Read", reason: "this TPM holds no RSA endorsement certificate (NV index 0x01C00002)"))
+        }
+    }
+
+    private static func attestationKey(_ tpm: TSSContext) throws(TPMFailure) -> (ESYS_TR, Data) {
+        var handle = ESYS_TR(ESYS_TR_NONE)
+        let publicArea = try marshaled(capacity: 512) { (bytes, length) throws(TPMFailure) in
+            handle = try tpm.object("Esys_CreatePrimary(AK)") { deviceid_tss_create_ak($0, $1, bytes, 512, length) }
+        }
+        return (handle, publicArea)
+    }
+
+    /// Loads `wrapped` under the storage key the provider made it under (P-256, or RSA on a TPM without ECC).
+    private static func load(_ wrapped: WrappedKey, in tpm: TSSContext) throws(TPMFailure) -> ESYS_TR {
+        let parent: ESYS_TR
+        do {
+            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 0, $1) }
+        } catch .failed {
+            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 1, $1) }
+        }
+        defer { tpm.flush(parent) }
+        return try tpm.object("Esys_Load") { context, key in
+            wrapped.publicArea.withUnsafeBytes { publicArea in
+                wrapped.privateArea.withUnsafeBytes { privateArea in
+                    deviceid_tss_load(context, parent, publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count,
+                                      privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count, key)
+                }
+            }
+        }
+    }
+}
