@@ -54,7 +54,7 @@ let package = Package(
         // which costs every other program 10 MiB and 6 ms at start.
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Keyring"]),
         // Device tokens: the client half of DeviceCheck for Linux.
-        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport"]),
+        .target(name: "DeviceCheck", dependencies: ["DeviceId", "Keyring", "OpenSSLSupport", "TSSSupport"]),
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",

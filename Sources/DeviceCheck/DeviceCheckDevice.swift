@@ -1,6 +1,8 @@
 import DeviceId
 import FoundationEssentials
+import Keyring
 import OpenSSLSupport
+import TSSSupport
 
 /// This device's token source: Apple's `DCDevice.current`, on Linux. A token proves to the team's backend (and to
 /// `deviceid-server`) which device made it, signed by the device identity's key.
@@ -18,7 +20,8 @@ public struct DeviceCheckDevice: Sendable {
 
     /// A new token: a compact JWS (see ``DeviceToken``), as bytes of text, valid for ten minutes. Creates the
     /// identity on first use, as `id` does. RSA identities sign with `algorithm` (RS256 by default, or PS256);
-    /// P-256 ones with ES256.
+    /// P-256 ones with ES256. A TPM-held key's token carries the TPM's attestation of the key (certified over the
+    /// token's `jti`), unless the TPM has no endorsement certificate to attest with.
     public func generateToken(algorithm: SignatureAlgorithm? = nil) async throws -> Data {
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
@@ -30,11 +33,44 @@ public struct DeviceCheckDevice: Sendable {
         } catch {
             throw DeviceIdentifierError.cryptoFailure(error.description)
         }
-        let header = try DeviceToken.json(DeviceToken.Header(alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, typ: DeviceToken.type))
+        let attestation = try await attestation(nonce: Data(tokenID))
+        let header = try DeviceToken.json(DeviceToken.Header(
+            alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attestation?.member, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
         let signingInput = header.base64URLEncoded + "." + payload.base64URLEncoded
         let signature = try await identifier.sign(Data(signingInput.utf8), algorithm: algorithm, encoding: .raw)
         return Data((signingInput + "." + signature.base64URLEncoded).utf8)
+    }
+
+    /// Releases the credential a verifier sealed to this device's TPM (``TPMAttestationVerifier/challenge(for:)``):
+    /// the TPM decrypts it only if it holds both the endorsement key the credential was sealed to and the attestation
+    /// key it was sealed for. Return the bytes to the verifier.
+    public func activateCredential(credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
+        do {
+            return try await WorkerThreads.run {
+                var secret = try TPMAttestor.activateCredential(blob: credentialBlob, encryptedSecret: encryptedSecret)
+                defer { cleanse(&secret) }
+                return Data(secret)
+            }
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+
+    /// The TPM's attestation of the device key over `nonce`; `nil` for a key the keyring holds, or a TPM without an
+    /// endorsement certificate.
+    private func attestation(nonce: Data) async throws -> TPMAttestation? {
+        guard let wrapped = try await identifier.wrappedTPMKey() else { return nil }
+        do {
+            let evidence = try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) }
+            return TPMAttestation(
+                endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
+                certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature)
+        } catch TPMFailure.noEndorsementCertificate {
+            return nil
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
     }
 }

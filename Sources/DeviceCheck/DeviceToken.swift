@@ -4,10 +4,11 @@ import OpenSSLSupport
 
 /// The device token: a compact JWS signed by the device key that proves, to the team's backend and to
 /// `deviceid-server`, which device made it and that it still holds its key. Self-certifying: the header's `dpk`
-/// carries the exact public-key bytes the device id hashes, so nothing has to be registered first.
+/// carries the exact public-key bytes the device id hashes, so nothing has to be registered first. A token made with a
+/// TPM-held key also carries the TPM's attestation of it (`tpm`, see ``TPMAttestation``).
 ///
 /// ```
-/// header   {"alg":"ES256","dpk":"<base64url public key>","typ":"device-token+jwt"}
+/// header   {"alg":"ES256","dpk":"<base64url public key>","tpm":{…},"typ":"device-token+jwt"}
 /// payload  {"aud":"<team>","exp":<iat + 600>,"iat":<seconds>,"jti":"<128 random bits, base64url>"}
 /// ```
 public enum DeviceToken {
@@ -19,6 +20,8 @@ public enum DeviceToken {
     struct Header: Codable, Equatable {
         let alg: String
         let dpk: String
+        /// The TPM's attestation of the key, for a TPM-held one.
+        var tpm: TPMAttestation.Member? = nil
         let typ: String
     }
 
@@ -49,6 +52,8 @@ public struct VerifiedDeviceToken: Sendable, Hashable {
     public let issuedAt: Date, expiresAt: Date
     /// Its unique id (`jti`), for backends that refuse replays.
     public let tokenID: String
+    /// The TPM's attestation of the key, when the token carries one: check it with ``TPMAttestationVerifier``.
+    public let tpmAttestation: TPMAttestation?
 }
 
 /// Why a device token was refused. The descriptions never contain the token.
@@ -96,6 +101,10 @@ extension DeviceToken {
               let key = try? DevicePublicKey(externalRepresentation: keyBytes, keyType: algorithm.keyType) else {
             throw DeviceTokenError.malformed("dpk is not a \(algorithm.keyType.rawValue) public key")
         }
+        let attestation = try header.tpm.map { member in
+            guard let attestation = TPMAttestation(member) else { throw DeviceTokenError.malformed("tpm is not base64url") }
+            return attestation
+        }
         let signingInput = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
         guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm),
               algorithm != .es256 || signature.count == 64 else {   // JWS wants r‖s, not DER
@@ -109,6 +118,6 @@ extension DeviceToken {
         }
         return VerifiedDeviceToken(
             deviceID: key.identifier, publicKey: key, team: payload.aud, issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti)
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti, tpmAttestation: attestation)
     }
 }

@@ -159,6 +159,13 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         }
     }
 
+    /// The device key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER), for attesting it; `nil` when the keyring
+    /// holds the key. Creates the identity on first use, as ``identity()`` does.
+    package func wrappedTPMKey() async throws -> Data? {
+        guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+        return key.wrappedTPMKey
+    }
+
     // MARK: - Loading
 
     /// Reads the identity; when the keyring definitely has none and `creating` is set, adopts a legacy identifier

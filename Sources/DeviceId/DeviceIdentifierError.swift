@@ -65,7 +65,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case tpmFailed(String)
 
     /// Wraps a lower layer's error into this type; passes this type through.
-    static func wrapping(_ error: any Error) -> DeviceIdentifierError {
+    package static func wrapping(_ error: any Error) -> DeviceIdentifierError {
         switch error {
         case let error as DeviceIdentifierError: error
         case is CancellationError, KeyringError.cancelled: .cancelled
@@ -83,6 +83,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
             case .lockout: .tpmLockout
             case .failed(let failure): .tpmFailed(failure.description)
             case .keyUnloaded(let detail): .tpmFailed(detail)
+            case .noEndorsementCertificate: .tpmFailed(failure.description)
             case .noDevice, .permissionDenied, .providerMissing, .unreachable: .tpmUnavailable(tpmAdvice(failure))
             }
         default: .unexpected(String(describing: error))

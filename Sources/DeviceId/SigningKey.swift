@@ -44,6 +44,11 @@ final class SigningKey: Sendable {
         self.bytes = KeyringSecret(bytes)
     }
 
+    /// The key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER: useless outside that TPM); `nil` for a key the keyring holds.
+    var wrappedTPMKey: Data? {
+        protection == .tpm ? bytes.withUnsafeBytes { Data($0) } : nil
+    }
+
     /// Signs `data` with `algorithm` (which must fit the key type); an ECDSA signature is written as `encoding`
     /// says. A TPM that may have restarted since the key was loaded is opened again and the key loaded again, once.
     /// Blocking: call it on a worker thread.

@@ -152,6 +152,8 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case keyFromAnotherTPM
     /// The TPM is in dictionary-attack lockout.
     case lockout
+    /// The TPM holds no RSA endorsement-key certificate (NV index 0x01C00002), so it cannot be attested.
+    case noEndorsementCertificate
     /// Anything else the TPM or OpenSSL said.
     case failed(OpenSSLFailure)
 
@@ -196,6 +198,7 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .keyUnloaded(let detail): "the TPM no longer holds the key loaded into it (\(detail))"
         case .keyFromAnotherTPM: "the TPM refuses the key: it was made by another TPM, or this TPM was cleared since"
         case .lockout: "the TPM is in dictionary-attack lockout"
+        case .noEndorsementCertificate: "the TPM holds no endorsement certificate from its maker (NV index 0x01C00002)"
         case .failed(let failure): "the TPM failed: \(failure)"
         }
     }

@@ -145,7 +145,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
             case .lockout: throw SecureStorageError.tpmLockout
             case .noDevice, .permissionDenied, .providerMissing, .unreachable:
                 throw SecureStorageError.tpmUnavailable(failure.description)
-            case .keyUnloaded, .failed: throw SecureStorageError.cryptoFailure(failure.description)
+            case .keyUnloaded, .noEndorsementCertificate, .failed: throw SecureStorageError.cryptoFailure(failure.description)
             }
         } catch let failure as OpenSSLFailure {
             throw SecureStorageError.cryptoFailure(failure.description)

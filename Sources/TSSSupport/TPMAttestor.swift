@@ -85,7 +85,7 @@ package enum TPMAttestor {
                 try tpm.step("Esys_NV_Read(0x01C00002)") { deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length) }
             }
         } catch .failed {
-            throw .failed(OpenSSLFailure("Esys_NV_Read", reason: "this TPM holds no RSA endorsement certificate (NV index 0x01C00002)"))
+            throw .noEndorsementCertificate
         }
     }
 

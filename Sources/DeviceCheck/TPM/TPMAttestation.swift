@@ -1,0 +1,82 @@
+import FoundationEssentials
+
+/// A TPM's word about a device key, carried in the header of a token made with a TPM-held key (member `tpm`): the
+/// endorsement certificate, an attestation key (AK), and the AK's `TPM2_Certify` of the device key over the token's
+/// `jti`. Byte strings are as the TPM marshals them (TPM 2.0 Part 2).
+///
+/// On its own it proves nothing a client could not forge: any program can make a key and call it an AK. It
+/// becomes evidence once a verifier has seen the AK activate a credential sealed to the certified endorsement key
+/// (``TPMAttestationVerifier/challenge(for:)``): then the AK is in that TPM, and so is every key it certifies.
+public struct TPMAttestation: Sendable, Hashable {
+    /// The endorsement key's certificate (DER), from the TPM's NV index 0x01C00002, issued by the TPM's maker.
+    public let endorsementCertificate: Data
+    /// The attestation key's public area (`TPM2B_PUBLIC`).
+    public let attestationKey: Data
+    /// The device key's public area (`TPM2B_PUBLIC`), its attributes included.
+    public let certifiedKey: Data
+    /// The certify information the AK signed (`TPMS_ATTEST`).
+    public let certifyInfo: Data
+    /// The AK's signature of `certifyInfo` (`TPMT_SIGNATURE`).
+    public let signature: Data
+
+    /// An attestation from its parts.
+    public init(endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data) {
+        self.endorsementCertificate = endorsementCertificate
+        self.attestationKey = attestationKey
+        self.certifiedKey = certifiedKey
+        self.certifyInfo = certifyInfo
+        self.signature = signature
+    }
+}
+
+extension TPMAttestation {
+    /// The token header's `tpm` member: each part base64url.
+    struct Member: Codable, Equatable {
+        let ek: String, ak: String, key: String, info: String, sig: String
+    }
+
+    var member: Member {
+        Member(ek: endorsementCertificate.base64URLEncoded, ak: attestationKey.base64URLEncoded, key: certifiedKey.base64URLEncoded,
+               info: certifyInfo.base64URLEncoded, sig: signature.base64URLEncoded)
+    }
+
+    init?(_ member: Member) {
+        guard let ek = Data(base64URL: member.ek), let ak = Data(base64URL: member.ak), let key = Data(base64URL: member.key),
+              let info = Data(base64URL: member.info), let sig = Data(base64URL: member.sig) else { return nil }
+        self.init(endorsementCertificate: ek, attestationKey: ak, certifiedKey: key, certifyInfo: info, signature: sig)
+    }
+}
+
+/// Why a TPM attestation was refused. The descriptions never contain the token.
+public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The token carries no attestation (its key is not TPM-held, or it was made without one).
+    case missing
+    /// A part is not the TPM structure it should be.
+    case malformed(String)
+    /// The endorsement certificate does not chain to a trusted TPM maker (OpenSSL's reason).
+    case untrustedEndorsement(String)
+    /// The attestation key is not a restricted signing key fixed to its TPM.
+    case unsuitableAttestationKey
+    /// The certified key is not the token's key, or the certify information is for another token.
+    case mismatch(String)
+    /// The certified key could leave its TPM (it lacks `fixedTPM`, `fixedParent` or `sensitiveDataOrigin`).
+    case notBoundToTPM
+    /// The attestation key's signature does not verify.
+    case badSignature
+    /// The credential the device returned is not the one sealed for it, or the challenge expired.
+    case credentialRefused
+
+    /// What was wrong, in one line.
+    public var description: String {
+        switch self {
+        case .missing: "the device token carries no TPM attestation"
+        case .malformed(let detail): "the TPM attestation is malformed (\(detail))"
+        case .untrustedEndorsement(let reason): "the TPM's endorsement certificate is not from a trusted TPM maker (\(reason))"
+        case .unsuitableAttestationKey: "the attestation key is not a restricted signing key fixed to its TPM"
+        case .mismatch(let detail): "the TPM attestation is not about this token's key (\(detail))"
+        case .notBoundToTPM: "the attested key is not bound to its TPM"
+        case .badSignature: "the attestation key's signature does not verify"
+        case .credentialRefused: "the device did not return the credential sealed to its TPM"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import DeviceId
+import FoundationEssentials
+import OpenSSLSupport
+
+/// Checks the TPM attestation a device token carries, for a server that trusts some TPM makers: Keylime's registrar
+/// and WebAuthn's `tpm` format do the same two steps.
+///
+/// 1. ``verify(_:)``: the endorsement certificate chains to a trusted maker; the attestation key (AK) is a restricted
+///    signing key fixed to its TPM; it certified the token's own key, over the token's `jti`; that key was made in
+///    the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`).
+/// 2. ``challenge(for:)`` and ``CredentialChallenge/check(_:)``: credential activation. A secret sealed to the
+///    certified endorsement key, for the AK's name, that only that TPM can release, and only while it holds the AK.
+///    Until the device has returned it, nothing ties the AK to the endorsement certificate: step 1 alone proves nothing.
+public struct TPMAttestationVerifier: Sendable {
+    private let anchors: [X509Certificate]
+
+    /// A verifier that trusts the certificates in `pem` (the TPM makers' root and intermediate CAs) to issue
+    /// endorsement certificates.
+    public init(trustedCertificatesPEM pem: Data) throws {
+        do {
+            anchors = try X509Certificate.certificates(pem: pem)
+        } catch {
+            throw TPMAttestationError.malformed("the trusted TPM CA file: \(error.reason ?? error.function)")
+        }
+    }
+
+    /// Checks the attestation `token` carries (step 1); throws ``TPMAttestationError`` otherwise.
+    public func verify(_ token: VerifiedDeviceToken) throws -> AttestedTPMKey {
+        guard let attestation = token.tpmAttestation else { throw TPMAttestationError.missing }
+        let endorsement: X509Certificate
+        do {
+            endorsement = try X509Certificate(der: attestation.endorsementCertificate)
+            _ = try endorsement.rsaPublicKey()
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement certificate: \(error.reason ?? error.function)")
+        }
+        do {
+            try endorsement.verify(anchors: anchors)
+        } catch {
+            throw TPMAttestationError.untrustedEndorsement(error.reason ?? error.function)
+        }
+        let attestationKey = try TPMPublicArea(attestation.attestationKey)
+        guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
+              !attestationKey.attributes.contains(.decrypt),
+              case .p256(let point, scheme: TPMAlgorithm.ecdsa) = attestationKey.key else {
+            throw TPMAttestationError.unsuitableAttestationKey
+        }
+        let certified = try TPMPublicArea(attestation.certifiedKey)
+        guard try Self.key(certified.key, isTheKeyOf: token.publicKey) else {
+            throw TPMAttestationError.mismatch("the certified key is another key")
+        }
+        guard certified.attributes.isSuperset(of: [.boundToTPM, .sign]) else { throw TPMAttestationError.notBoundToTPM }
+        let info = try TPMCertifyInfo(attestation.certifyInfo)
+        guard info.certifiedName == certified.name else { throw TPMAttestationError.mismatch("the AK certified another key") }
+        guard let tokenID = Data(base64URL: token.tokenID), info.extraData == tokenID else {
+            throw TPMAttestationError.mismatch("the certification was made for another token")
+        }
+        let signature = try TPMSignature(attestation.signature)
+        guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: attestation.certifyInfo) else {
+            throw TPMAttestationError.badSignature
+        }
+        return AttestedTPMKey(deviceID: token.deviceID, attestationKeyName: attestationKey.name,
+                              endorsementCertificate: attestation.endorsementCertificate)
+    }
+
+    /// A credential challenge for `key` (step 2): send ``CredentialChallenge/credentialBlob`` and
+    /// ``CredentialChallenge/encryptedSecret`` to the device, keep the challenge, and ``CredentialChallenge/check(_:)``
+    /// what the device returns.
+    public func challenge(for key: AttestedTPMKey) throws -> CredentialChallenge {
+        do {
+            var secret = try SecureRandom.bytes(32)
+            defer { cleanse(&secret) }
+            let endorsementKey = try X509Certificate(der: key.endorsementCertificate).rsaPublicKey()
+            let made = try TPMCredential.make(credential: secret, name: key.attestationKeyName, endorsementKey: endorsementKey)
+            return CredentialChallenge(credentialBlob: made.blob, encryptedSecret: made.secret, expectedDigest: Data(Digest.sha256(secret)))
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement key cannot seal a credential: \(error)")
+        }
+    }
+
+    /// Whether `key` (a TPM public area) is `publicKey`: the same P-256 point, or the same RSA modulus and exponent.
+    private static func key(_ key: TPMPublicArea.Key, isTheKeyOf publicKey: DevicePublicKey) throws -> Bool {
+        switch (key, publicKey.keyType) {
+        case (.p256(let point, _), .p256):
+            return point == publicKey.externalRepresentation
+        case (.rsa(let modulus, let exponent), .rsa):
+            guard let numbers = try? publicKey.externalRepresentation.withUnsafeBytes({ try RSAKey(publicKeyPKCS1: $0).publicNumbers() }) else {
+                return false
+            }
+            let trimmed = { (bytes: Data) in Data(bytes.drop { $0 == 0 }) }
+            return trimmed(numbers.modulus) == trimmed(modulus) && trimmed(numbers.exponent) == trimmed(Data((0..<4).map { UInt8(exponent >> (24 - 8 * $0) & 0xFF) }))
+        default:
+            return false
+        }
+    }
+}
+
+/// A device key whose TPM attestation checked out (step 1 of ``TPMAttestationVerifier``), awaiting credential activation.
+public struct AttestedTPMKey: Sendable, Hashable {
+    /// The device id the key hashes to.
+    public let deviceID: String
+    /// The attestation key's TPM name (`nameAlg‖SHA-256 of its public area`): what a server remembers a device's TPM by.
+    public let attestationKeyName: Data
+    /// The endorsement certificate (DER), whose key the credential is sealed to.
+    public let endorsementCertificate: Data
+}
+
+/// A secret sealed to a TPM's endorsement key for its attestation key (`TPM2_MakeCredential`, done in software).
+public struct CredentialChallenge: Sendable, Hashable, Codable {
+    /// `TPM2B_ID_OBJECT`: the secret, encrypted and integrity-protected under a seed.
+    public let credentialBlob: Data
+    /// `TPM2B_ENCRYPTED_SECRET`: the seed, RSA-OAEP encrypted to the endorsement key.
+    public let encryptedSecret: Data
+    /// SHA-256 of the secret: what the verifier keeps (never the secret).
+    public let expectedDigest: Data
+
+    /// Throws ``TPMAttestationError/credentialRefused`` unless `credential` (what the device's
+    /// ``DeviceCheckDevice/activateCredential(_:)`` returned) is the sealed secret.
+    public func check(_ credential: Data) throws {
+        guard Data(Digest.sha256(credential)) == expectedDigest else { throw TPMAttestationError.credentialRefused }
+    }
+}

@@ -1,0 +1,129 @@
+@testable import DeviceCheck
+import DeviceId
+import Foundation
+import Keyring
+import KeyringTestSupport
+import SecureStorage
+import Testing
+
+@Suite("TPM attestation of device keys, checked against the software TPM's maker (swtpm's local CA)", .serialized)
+struct TPMAttestationTests {
+    func identifier(_ keyring: PrivateKeyring, protection: KeyProtection = .tpm, keyType: DeviceKeyType = .p256) async throws -> DefaultDeviceIdentifier {
+        let configuration = DeviceIdentifierConfiguration(
+            keySize: 2048, keychainAccount: "device", useEncryption: false, accessGroup: AccessGroup(rawValue: uniqueGroup())!,
+            keyType: keyType, keyProtection: protection)
+        return try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+    }
+
+    func verifier(_ tpm: PrivateTPM) throws -> TPMAttestationVerifier {
+        try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: tpm.endorsementCA))
+    }
+
+    /// A token signed by `identifier`'s key whose header carries `attestation` instead of the one the TPM made.
+    func token(signedBy identifier: DefaultDeviceIdentifier, carrying attestation: TPMAttestation, jti: Data) async throws -> Data {
+        let key = try await identifier.publicKey()
+        let issued = Int(Date().timeIntervalSince1970)
+        let header = try DeviceToken.json(DeviceToken.Header(
+            alg: "ES256", dpk: key.externalRepresentation.base64URLEncoded, tpm: attestation.member, typ: DeviceToken.type))
+        let payload = try DeviceToken.json(DeviceToken.Payload(aud: "TEAM", exp: issued + DeviceToken.lifetime, iat: issued, jti: jti.base64URLEncoded))
+        let input = header.base64URLEncoded + "." + payload.base64URLEncoded
+        let signature = try await identifier.sign(Data(input.utf8), algorithm: .es256)
+        return Data((input + "." + signature.base64URLEncoded).utf8)
+    }
+
+    @Test("A TPM-held key's token carries an attestation that verifies; the TPM releases the credential sealed for it",
+          arguments: [DeviceKeyType.p256, .rsa])
+    func attestAndActivate(keyType: DeviceKeyType) async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring, keyType: keyType)
+                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let token = try DeviceToken.verify(try await device.generateToken(), team: "TEAM")
+                #expect(token.tpmAttestation != nil)
+                let attested = try verifier(tpm).verify(token)
+                #expect(attested.deviceID == (try await identifier.id))
+
+                let challenge = try verifier(tpm).challenge(for: attested)
+                let credential = try await device.activateCredential(
+                    credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                try challenge.check(credential)
+                #expect(throws: TPMAttestationError.credentialRefused) { try challenge.check(Data(credential.reversed())) }
+
+                // The attestation key is made again from the TPM's seed: the next token names the same one.
+                let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
+                #expect(again.attestationKeyName == attested.attestationKeyName)
+            }
+        }
+    }
+
+    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, an untrusted maker")
+    func altered() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let (first, second) = (try await identifier(keyring), try await identifier(keyring))
+                let firstToken = try DeviceToken.verify(try await DeviceCheckDevice(identifier: first, team: "TEAM").generateToken(), team: "TEAM")
+                let attestation = try #require(firstToken.tpmAttestation)
+                let jti = try #require(Data(base64URL: firstToken.tokenID))
+                let verifier = try verifier(tpm)
+                func verify(_ attestation: TPMAttestation, signedBy identifier: DefaultDeviceIdentifier, jti: Data) async throws {
+                    _ = try verifier.verify(try DeviceToken.verify(try await token(signedBy: identifier, carrying: attestation, jti: jti), team: "TEAM"))
+                }
+
+                // Unchanged, re-signed by its own key: accepted.
+                try await verify(attestation, signedBy: first, jti: jti)
+                // The first key's attestation in a token of the second key.
+                await #expect(throws: TPMAttestationError.mismatch("the certified key is another key")) {
+                    try await verify(attestation, signedBy: second, jti: jti)
+                }
+                // Replayed in another token of the same key.
+                await #expect(throws: TPMAttestationError.mismatch("the certification was made for another token")) {
+                    try await verify(attestation, signedBy: first, jti: Data(repeating: 7, count: 16))
+                }
+                // One byte of the certify information changed (its clock): the AK's signature no longer verifies.
+                var info = attestation.certifyInfo
+                info[info.count - 80] ^= 1
+                await #expect(throws: TPMAttestationError.badSignature) {
+                    try await verify(TPMAttestation(endorsementCertificate: attestation.endorsementCertificate, attestationKey: attestation.attestationKey,
+                                                    certifiedKey: attestation.certifiedKey, certifyInfo: info, signature: attestation.signature),
+                                     signedBy: first, jti: jti)
+                }
+                // A verifier trusting another maker only.
+                let stranger = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Self.strangerCA))
+                #expect(throws: TPMAttestationError.untrustedEndorsement("unable to get local issuer certificate")) {
+                    try stranger.verify(firstToken)
+                }
+            }
+        }
+    }
+
+    @Test("A credential sealed to another TPM's endorsement key is not released, and no secret is returned")
+    func otherTPM() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring)
+                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let attested = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
+                let challenge = try verifier(tpm).challenge(for: attested)
+                try await tpm.replace()
+                await #expect(throws: DeviceIdentifierError.self) {
+                    _ = try await device.activateCredential(credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                }
+            }
+        }
+    }
+
+    @Test("A keyring-held key's token carries no attestation, and the verifier says so")
+    func keyringKey() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring, protection: .keyring)
+                let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM")
+                #expect(token.tpmAttestation == nil)
+                #expect(throws: TPMAttestationError.missing) { try verifier(tpm).verify(token) }
+            }
+        }
+    }
+
+    /// A CA that made no TPM here.
+    static let strangerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/stranger-ca.pem")
+}
