@@ -41,6 +41,7 @@ let package = Package(
             name: "ServerCommand",
             dependencies: [
                 "DeviceIdServer",
+                .product(name: "DeviceCheck", package: root),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -43,10 +43,10 @@ public struct DeviceCheckDevice: Sendable {
         return Data((signingInput + "." + signature.base64URLEncoded).utf8)
     }
 
-    /// Releases the credential a verifier sealed to this device's TPM (``TPMAttestationVerifier/challenge(for:)``):
+    /// Releases the credential a verifier sealed to this machine's TPM (``TPMAttestationVerifier/challenge(for:)``):
     /// the TPM decrypts it only if it holds both the endorsement key the credential was sealed to and the attestation
     /// key it was sealed for. Return the bytes to the verifier.
-    public func activateCredential(credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
+    public static func activateCredential(credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
         do {
             return try await WorkerThreads.run {
                 var secret = try TPMAttestor.activateCredential(blob: credentialBlob, encryptedSecret: encryptedSecret)

@@ -147,6 +147,39 @@ struct Token: AsyncParsableCommand {
     }
 }
 
+struct ActivateCredential: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Release a credential a verifier sealed to this machine's TPM; print it as base64 for the verifier.",
+        discussion: """
+            Reads the challenge from standard input: the JSON deviceid-server's /v1/tpm/activation_challenge answers, \
+            {"credential_blob": BASE64, "encrypted_secret": BASE64}. The TPM releases the credential only if it holds \
+            the endorsement key the credential was sealed to and the attestation key it was sealed for, which proves \
+            that the keys its tokens attest are in this TPM.
+            """)
+    @OptionGroup var output: OutputOptions
+
+    private struct Challenge: Decodable {
+        let credentialBlob: String, encryptedSecret: String
+        enum CodingKeys: String, CodingKey { case credentialBlob = "credential_blob", encryptedSecret = "encrypted_secret" }
+    }
+
+    func run() async throws {
+        let input = try Output.standardInput(limit: 64 * 1024)
+        guard let challenge = try? JSONDecoder().decode(Challenge.self, from: input),
+              let blob = Data(base64Encoded: challenge.credentialBlob), let secret = Data(base64Encoded: challenge.encryptedSecret) else {
+            throw CommandFailure(message: #"standard input is not {"credential_blob": BASE64, "encrypted_secret": BASE64}"#, exitCode: 65)
+        }
+        let credential: Data
+        do {
+            credential = try await DeviceCheckDevice.activateCredential(credentialBlob: blob, encryptedSecret: secret)
+        } catch {
+            throw CommandFailure(error)
+        }
+        let text = credential.base64EncodedString()
+        try Output.emit(text, json: output.json, ["credential": .string(text)])
+    }
+}
+
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the identity as one JSON object.")
     @OptionGroup var identity: IdentityOptions

@@ -44,7 +44,7 @@ struct TPMAttestationTests {
                 #expect(attested.deviceID == (try await identifier.id))
 
                 let challenge = try verifier(tpm).challenge(for: attested)
-                let credential = try await device.activateCredential(
+                let credential = try await DeviceCheckDevice.activateCredential(
                     credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 try challenge.check(credential)
                 #expect(throws: TPMAttestationError.credentialRefused) { try challenge.check(Data(credential.reversed())) }
@@ -106,7 +106,7 @@ struct TPMAttestationTests {
                 let challenge = try verifier(tpm).challenge(for: attested)
                 try await tpm.replace()
                 await #expect(throws: DeviceIdentifierError.self) {
-                    _ = try await device.activateCredential(credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                    _ = try await DeviceCheckDevice.activateCredential(credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
             }
         }

@@ -24,6 +24,26 @@ public struct DeviceBits: Sendable, Hashable {
     public let bit0: Bool, bit1: Bool
     /// The exact time of the last update (only its month is ever returned).
     public let updated: Date
+    /// Whether the device proved its key is held by a TPM (an attestation, then credential activation).
+    public var hardwareBound = false
+}
+
+/// A credential sealed to a device's TPM, awaiting its return (see `TPMAttestationVerifier`): what the server keeps
+/// of it, never the credential itself.
+public struct PendingCredential: Sendable, Hashable {
+    /// The TPM name of the attestation key the credential was sealed for.
+    public let attestationKeyName: Data
+    /// SHA-256 of the credential.
+    public let digest: Data
+    /// When the device's chance to return it ends.
+    public let expires: Date
+
+    /// A pending credential.
+    public init(attestationKeyName: Data, digest: Data, expires: Date) {
+        self.attestationKeyName = attestationKeyName
+        self.digest = digest
+        self.expires = expires
+    }
 }
 
 /// Where teams and bits are kept. Every implementation serializes updates of one device in the database
@@ -43,6 +63,12 @@ public protocol BitStore: Sendable {
     func bits(team: String, device: String) async throws -> DeviceBits?
     /// Sets the bits given (a `nil` bit keeps its value, a new device's starts false) and the update time.
     func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws
+    /// Keeps `pending` as the one credential `device` of `team` may return, replacing an earlier one.
+    func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws
+    /// Removes and returns the credential `device` of `team` may return, if any: each is answered once.
+    func takePendingCredential(team: String, device: String) async throws -> PendingCredential?
+    /// Records that `device`'s key is held by the TPM of the attestation key named `attestationKeyName`.
+    func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws
     /// Closes the store.
     func close() async throws
 }

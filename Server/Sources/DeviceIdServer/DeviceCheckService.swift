@@ -5,17 +5,24 @@ import Prometheus
 
 /// Apple's DeviceCheck API, self-hosted: `POST /v1/validate_device_token`, `/v1/query_two_bits`,
 /// `/v1/update_two_bits`, with Apple's request fields, responses and error texts; `GET /health`, and `GET /metrics`
-/// in Prometheus's text format.
+/// in Prometheus's text format. With trusted TPM makers, also `POST /v1/tpm/activation_challenge` and
+/// `/v1/tpm/activate` (credential activation of a token's TPM attestation), after which queries of that device
+/// answer `"hardware_bound":true`.
 public enum DeviceCheckService {
     /// The most a request body may hold.
     public static let maximumBodySize = 64 * 1024
 
+    /// How long a device has to return a credential sealed to its TPM.
+    public static let credentialLifetime: TimeInterval = 300
+
     /// The routes, answering from `store`, counting and timing requests in `metrics`; `now` is the clock tokens and
-    /// JWTs are checked against.
+    /// JWTs are checked against. With `tpm`, tokens' TPM attestations are checked (a token whose attestation fails is
+    /// refused) and the TPM endpoints answer.
     public static func router(
         store: any BitStore, authorizer: TeamAuthorizer, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-        now: @escaping @Sendable () -> Date = Date.init
+        tpm: TPMAttestationVerifier? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) -> Router<BasicRequestContext> {
+        let service = Handler(store: store, authorizer: authorizer, tpm: tpm, tokens: VerifiedTokens(tpm: tpm))
         let router = Router()
         router.add(middleware: RequestTelemetry(registry: metrics))
         router.get("/health") { _, _ in text(.ok, "ok") }
@@ -26,7 +33,7 @@ public enum DeviceCheckService {
         }
         for endpoint in Endpoint.allCases {
             router.post("/v1/\(endpoint.rawValue)") { request, _ in
-                await handle(endpoint, request, store: store, authorizer: authorizer, now: now())
+                await service.handle(endpoint, request, now: now())
             }
             for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
                 router.on("/v1/\(endpoint.rawValue)", method: method) { _, _ in text(.methodNotAllowed, "Method Not Allowed") }
@@ -39,6 +46,8 @@ public enum DeviceCheckService {
         case validate = "validate_device_token"
         case query = "query_two_bits"
         case update = "update_two_bits"
+        case challenge = "tpm/activation_challenge"
+        case activate = "tpm/activate"
     }
 
     /// A refusal, as Apple words it.
@@ -47,54 +56,88 @@ public enum DeviceCheckService {
         case bits = "Missing or incorrectly formatted bits"
         case timestamp = "Missing or incorrectly formatted time stamp"
         case transaction = "Missing or incorrectly formatted transaction id"
+        case attestation = "Missing or incorrectly formatted TPM attestation"
+        case credential = "Incorrect or expired credential"
     }
 
-    private static func handle(
-        _ endpoint: Endpoint, _ request: Request, store: any BitStore, authorizer: TeamAuthorizer, now: Date
-    ) async -> Response {
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: maximumBodySize)
-        } catch {
-            return text(.contentTooLarge, "Payload Too Large")
-        }
-        guard let team = await authorizer.team(for: request.headers[.authorization], now: now) else {
-            return text(.unauthorized, "Unable to verify authorization token")
-        }
-        do {
-            guard let fields = try? JSONDecoder().decode(RequestFields.self, from: Data(buffer: body)) else { throw Refusal.token }
-            guard let encoded = fields.deviceToken, let verified = verifiedTokens.verify(encoded, team: team.id, now: now) else {
-                throw Refusal.token
+    /// What answering a request takes.
+    private struct Handler: Sendable {
+        let store: any BitStore
+        let authorizer: TeamAuthorizer
+        let tpm: TPMAttestationVerifier?
+        /// Device tokens already verified, until they expire: a backend that sends one token with several requests
+        /// pays for one signature check.
+        let tokens: VerifiedTokens
+
+        func handle(_ endpoint: Endpoint, _ request: Request, now: Date) async -> Response {
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumBodySize)
+            } catch {
+                return text(.contentTooLarge, "Payload Too Large")
             }
-            guard fields.transactionID != nil else { throw Refusal.transaction }
-            guard fields.timestamp != nil else { throw Refusal.timestamp }
-            switch endpoint {
-            case .validate:
-                return text(.ok, "")
-            case .query:
-                guard let bits = try await store.bits(team: team.id, device: verified.deviceID) else { return text(.ok, "Bit State Not Found") }
-                let month = monthFormatter.string(from: bits.updated)
-                return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1),"last_update_time":"\#(month)"}"#)
-            case .update:
-                guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw Refusal.bits }
-                try await store.update(team: team.id, device: verified.deviceID, bit0: fields.bit0, bit1: fields.bit1, at: now)
-                return text(.ok, "")
+            guard let team = await authorizer.team(for: request.headers[.authorization], now: now) else {
+                return text(.unauthorized, "Unable to verify authorization token")
             }
-        } catch let refusal as Refusal {
-            return text(.badRequest, refusal.rawValue)
-        } catch {
-            return text(.internalServerError, "Internal Server Error")
+            do {
+                guard let fields = try? JSONDecoder().decode(RequestFields.self, from: Data(buffer: body)) else { throw Refusal.token }
+                guard let encoded = fields.deviceToken, let checked = tokens.verify(encoded, team: team.id, now: now) else {
+                    throw Refusal.token
+                }
+                let device = checked.token.deviceID
+                guard fields.transactionID != nil else { throw Refusal.transaction }
+                guard fields.timestamp != nil else { throw Refusal.timestamp }
+                switch endpoint {
+                case .validate:
+                    return text(.ok, "")
+                case .query:
+                    guard let bits = try await store.bits(team: team.id, device: device) else { return text(.ok, "Bit State Not Found") }
+                    let month = monthFormatter.string(from: bits.updated)
+                    let bound = bits.hardwareBound ? #","hardware_bound":true"# : ""
+                    return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
+                case .update:
+                    guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw Refusal.bits }
+                    try await store.update(team: team.id, device: device, bit0: fields.bit0, bit1: fields.bit1, at: now)
+                    return text(.ok, "")
+                case .challenge:
+                    guard let tpm else { return text(.notFound, Self.noTPM) }
+                    guard let attested = checked.attested else { throw Refusal.attestation }
+                    let challenge = try tpm.challenge(for: attested)
+                    try await store.savePendingCredential(
+                        PendingCredential(attestationKeyName: attested.attestationKeyName, digest: challenge.expectedDigest,
+                                          expires: now.addingTimeInterval(credentialLifetime)),
+                        team: team.id, device: device)
+                    return json(#"{"credential_blob":"\#(challenge.credentialBlob.base64EncodedString())","encrypted_secret":"\#(challenge.encryptedSecret.base64EncodedString())"}"#)
+                case .activate:
+                    guard tpm != nil else { return text(.notFound, Self.noTPM) }
+                    guard let attested = checked.attested else { throw Refusal.attestation }
+                    guard let credential = fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw Refusal.credential }
+                    // Taken whatever the answer: a credential is answered once.
+                    guard let pending = try await store.takePendingCredential(team: team.id, device: device), now <= pending.expires,
+                          pending.attestationKeyName == attested.attestationKeyName,
+                          CredentialChallenge.digest(of: credential) == pending.digest else { throw Refusal.credential }
+                    try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, at: now)
+                    return text(.ok, "")
+                }
+            } catch let refusal as Refusal {
+                return text(.badRequest, refusal.rawValue)
+            } catch {
+                return text(.internalServerError, "Internal Server Error")
+            }
         }
+
+        /// What the TPM endpoints answer on a server started without trusted TPM makers.
+        static let noTPM = "TPM attestation is not enabled on this server (start it with --tpm-ca)"
     }
 
     /// A request body's fields, each read on its own: a field of the wrong type is absent (or, for the bits, noted),
     /// so the refusal names the field that is wrong.
     private struct RequestFields: Decodable {
-        var deviceToken: String?, transactionID: String?, timestamp: Int64?, bit0: Bool?, bit1: Bool?
+        var deviceToken: String?, transactionID: String?, timestamp: Int64?, bit0: Bool?, bit1: Bool?, credential: String?
         var badBits = false
 
         private enum Keys: String, CodingKey {
-            case deviceToken = "device_token", transactionID = "transaction_id", timestamp, bit0, bit1
+            case deviceToken = "device_token", transactionID = "transaction_id", timestamp, bit0, bit1, credential
         }
 
         init(from decoder: any Decoder) throws {
@@ -102,6 +145,7 @@ public enum DeviceCheckService {
             deviceToken = try? fields.decodeIfPresent(String.self, forKey: .deviceToken)
             transactionID = try? fields.decodeIfPresent(String.self, forKey: .transactionID)
             timestamp = try? fields.decodeIfPresent(Int64.self, forKey: .timestamp)
+            credential = try? fields.decodeIfPresent(String.self, forKey: .credential)
             do {
                 bit0 = try fields.decodeIfPresent(Bool.self, forKey: .bit0)
                 bit1 = try fields.decodeIfPresent(Bool.self, forKey: .bit1)
@@ -110,10 +154,6 @@ public enum DeviceCheckService {
             }
         }
     }
-
-    /// Device tokens already verified, until they expire: a backend that sends one token with several requests
-    /// pays for one signature check.
-    private static let verifiedTokens = VerifiedTokens()
 
     private static let monthFormatter: DateFormatter = {
         let formatter = DateFormatter()

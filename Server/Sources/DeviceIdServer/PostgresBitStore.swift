@@ -58,6 +58,16 @@ public final class PostgresBitStore: BitStore {
                     CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
                         updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
                     """, logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                        digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                    """, logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                        bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                    """, logger: Self.logger)
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
                 throw error
@@ -81,6 +91,8 @@ public final class PostgresBitStore: BitStore {
             DELETE FROM bits WHERE (team, device) IN
                 (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
             """, logger: Self.logger)
+        try await client.query("DELETE FROM tpm_challenges WHERE team = \(id)", logger: Self.logger)
+        try await client.query("DELETE FROM tpm_bindings WHERE team = \(id)", logger: Self.logger)
         let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
         return !removed.isEmpty
     }
@@ -106,6 +118,34 @@ public final class PostgresBitStore: BitStore {
         try await batched.update(team: team, device: device, bit0: bit0, bit1: bit1, at: time)
     }
 
+    public func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws {
+        let expires = Int64(pending.expires.timeIntervalSince1970 * 1000)
+        try await client.query(
+            """
+            INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms)
+            VALUES (\(team), \(device), \(pending.attestationKeyName), \(pending.digest), \(expires))
+            ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
+            """, logger: Self.logger)
+    }
+
+    public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
+        let rows = try await client.query(
+            "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, digest, expires_ms", logger: Self.logger)
+        for try await (name, digest, expires) in rows.decode((Data, Data, Int64).self) {
+            return PendingCredential(attestationKeyName: name, digest: digest, expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+        }
+        return nil
+    }
+
+    public func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws {
+        let bound = Int64(time.timeIntervalSince1970 * 1000)
+        try await client.query(
+            """
+            INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (\(team), \(device), \(attestationKeyName), \(bound))
+            ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
+            """, logger: Self.logger)
+    }
+
     public func close() async throws {
         await batched.close()
         running.cancel()
@@ -116,13 +156,14 @@ public final class PostgresBitStore: BitStore {
     private static func bits(of keys: [DeviceKey], in client: PostgresClient) async throws -> [DeviceBits?] {
         let rows = try await client.query(
             """
-            SELECT team, device, bit0, bit1, updated_ms FROM bits
-            WHERE (team, device) IN (SELECT * FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[]))
+            SELECT team, device, bit0, bit1, updated_ms,
+                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = bits.team AND t.device = bits.device)
+            FROM bits WHERE (team, device) IN (SELECT * FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[]))
             """, logger: logger)
         var found: [DeviceKey: DeviceBits] = [:]
-        for try await (team, device, bit0, bit1, updated) in rows.decode((String, String, Bool, Bool, Int64).self) {
+        for try await (team, device, bit0, bit1, updated, bound) in rows.decode((String, String, Bool, Bool, Int64, Bool).self) {
             found[DeviceKey(team: team, device: device)] = DeviceBits(
-                bit0: bit0, bit1: bit1, updated: Date(timeIntervalSince1970: Double(updated) / 1000))
+                bit0: bit0, bit1: bit1, updated: Date(timeIntervalSince1970: Double(updated) / 1000), hardwareBound: bound)
         }
         return keys.map { found[$0] }
     }

@@ -30,6 +30,14 @@ public final class SQLiteBitStore: BitStore {
             CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 INTEGER NOT NULL, bit1 INTEGER NOT NULL,
                 updated_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
             """,
+            """
+            CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL,
+                digest BLOB NOT NULL, expires_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL,
+                bound_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
+            """,
         ] {
             _ = try await connection.query(statement, [])
         }
@@ -43,7 +51,9 @@ public final class SQLiteBitStore: BitStore {
 
     public func removeTeam(_ id: String) async throws -> Bool {
         let existed = try await connection.query("SELECT id FROM teams WHERE id = ?", [.text(id)]).isEmpty == false
-        _ = try await connection.query("DELETE FROM bits WHERE team = ?", [.text(id)])
+        for table in ["bits", "tpm_challenges", "tpm_bindings"] {
+            _ = try await connection.query("DELETE FROM \(table) WHERE team = ?", [.text(id)])
+        }
         _ = try await connection.query("DELETE FROM teams WHERE id = ?", [.text(id)])
         return existed
     }
@@ -64,6 +74,34 @@ public final class SQLiteBitStore: BitStore {
         try await batched.update(team: team, device: device, bit0: bit0, bit1: bit1, at: time)
     }
 
+    public func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws {
+        _ = try await connection.query(
+            """
+            INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
+            """,
+            [.text(team), .text(device), .blob(ByteBuffer(bytes: pending.attestationKeyName)), .blob(ByteBuffer(bytes: pending.digest)),
+             .integer(Int(pending.expires.timeIntervalSince1970 * 1000))])
+    }
+
+    public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
+        let rows = try await connection.query(
+            "DELETE FROM tpm_challenges WHERE team = ? AND device = ? RETURNING ak_name, digest, expires_ms", [.text(team), .text(device)])
+        guard let row = rows.first, let name = row.column("ak_name")?.blob, let digest = row.column("digest")?.blob,
+              let expires = row.column("expires_ms")?.integer else { return nil }
+        return PendingCredential(
+            attestationKeyName: Data(buffer: name), digest: Data(buffer: digest), expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+    }
+
+    public func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws {
+        _ = try await connection.query(
+            """
+            INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (?, ?, ?, ?)
+            ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
+            """,
+            [.text(team), .text(device), .blob(ByteBuffer(bytes: attestationKeyName)), .integer(Int(time.timeIntervalSince1970 * 1000))])
+    }
+
     public func close() async throws {
         await batched.close()
         try await connection.close()
@@ -72,16 +110,20 @@ public final class SQLiteBitStore: BitStore {
     /// The bits of each of `keys`, in one query.
     private static func bits(of keys: [DeviceKey], on connection: SQLiteConnection) async throws -> [DeviceBits?] {
         let rows = try await connection.query(
-            "SELECT team, device, bit0, bit1, updated_ms FROM bits WHERE (team, device) IN (VALUES "
+            """
+            SELECT team, device, bit0, bit1, updated_ms,
+                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = bits.team AND t.device = bits.device) AS hardware_bound
+            FROM bits WHERE (team, device) IN (VALUES
+            """ + " "
                 + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ")",
             keys.flatMap { [.text($0.team), .text($0.device)] })
         var found: [DeviceKey: DeviceBits] = [:]
         for row in rows {
             guard let team = row.column("team")?.string, let device = row.column("device")?.string,
                   let bit0 = row.column("bit0")?.integer, let bit1 = row.column("bit1")?.integer,
-                  let updated = row.column("updated_ms")?.integer else { continue }
+                  let updated = row.column("updated_ms")?.integer, let bound = row.column("hardware_bound")?.integer else { continue }
             found[DeviceKey(team: team, device: device)] = DeviceBits(
-                bit0: bit0 != 0, bit1: bit1 != 0, updated: Date(timeIntervalSince1970: Double(updated) / 1000))
+                bit0: bit0 != 0, bit1: bit1 != 0, updated: Date(timeIntervalSince1970: Double(updated) / 1000), hardwareBound: bound != 0)
         }
         return keys.map { found[$0] }
     }

@@ -2,6 +2,12 @@ import DeviceCheck
 import Foundation
 import Synchronization
 
+/// A device token that checked out, and what its TPM attestation proved, when it carries one the server checks.
+struct CheckedToken: Sendable {
+    let token: VerifiedDeviceToken
+    let attested: AttestedTPMKey?
+}
+
 /// Device tokens verified before, by team and token text, until they expire. The answer for a token never changes
 /// before its `exp`, so a cached one is exactly what verifying again would say. Bounded: when full, it starts over.
 final class VerifiedTokens: Sendable {
@@ -10,17 +16,30 @@ final class VerifiedTokens: Sendable {
         let token: String
     }
 
-    private let verified = Mutex<[Key: VerifiedDeviceToken]>([:])
+    private let verified = Mutex<[Key: CheckedToken]>([:])
+    private let tpm: TPMAttestationVerifier?
     private static let capacity = 50_000
 
-    /// The verified token `encoded` (standard base64 of the token's bytes) is for `team` at `now`, or `nil`.
-    func verify(_ encoded: String, team: String, now: Date) -> VerifiedDeviceToken? {
+    /// Checks tokens, and with `tpm` the TPM attestations they carry (without it, attestations are not looked at).
+    init(tpm: TPMAttestationVerifier?) {
+        self.tpm = tpm
+    }
+
+    /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now`, and its attestation,
+    /// when it carries one, checks out; else `nil`.
+    func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
         let key = Key(team: team, token: encoded)
-        if let known = verified.withLock({ $0[key] }), now.timeIntervalSince(known.expiresAt) <= 60,
-           known.issuedAt.timeIntervalSince(now) <= 60 {
+        if let known = verified.withLock({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
+           known.token.issuedAt.timeIntervalSince(now) <= 60 {
             return known
         }
-        guard let token = Data(base64Encoded: encoded), let checked = try? DeviceToken.verify(token, team: team, now: now) else { return nil }
+        guard let bytes = Data(base64Encoded: encoded), let token = try? DeviceToken.verify(bytes, team: team, now: now) else { return nil }
+        var attested: AttestedTPMKey?
+        if let tpm, token.tpmAttestation != nil {
+            guard let proved = try? tpm.verify(token) else { return nil }
+            attested = proved
+        }
+        let checked = CheckedToken(token: token, attested: attested)
         verified.withLock { cache in
             if cache.count >= Self.capacity { cache.removeAll() }
             cache[key] = checked

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceCheck
 import DeviceIdServer
 import Foundation
 import Hummingbird
@@ -25,6 +26,11 @@ struct Serve: AsyncParsableCommand {
     var allowPlainHTTP = false
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
+    @Option(help: ArgumentHelp(
+        "TPM makers' CA certificates, PEM (roots and intermediates): check tokens' TPM attestations against them, and "
+            + "answer /v1/tpm/activation_challenge and /v1/tpm/activate.",
+        valueName: "file"))
+    var tpmCA: String?
 
     func validate() throws {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -36,6 +42,17 @@ struct Serve: AsyncParsableCommand {
                 """)
         }
         if let tlsCert, let tlsKey { _ = try Self.tls(certificateChain: tlsCert, key: tlsKey) }
+        _ = try tpmVerifier()
+    }
+
+    /// The TPM attestation verifier `--tpm-ca` asks for.
+    private func tpmVerifier() throws -> TPMAttestationVerifier? {
+        guard let tpmCA else { return nil }
+        do {
+            return try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: URL(fileURLWithPath: tpmCA)))
+        } catch {
+            throw ValidationError("--tpm-ca \(tpmCA): \(error)")
+        }
     }
 
     func run() async throws {
@@ -44,7 +61,8 @@ struct Serve: AsyncParsableCommand {
         var server = HTTPServerBuilder.http1()
         if let tlsCert, let tlsKey { server = try .tls(server, tlsConfiguration: Self.tls(certificateChain: tlsCert, key: tlsKey)) }
         let store = try await database.open()
-        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), metrics: PrometheusCollectorRegistry())
+        let router = DeviceCheckService.router(
+            store: store, authorizer: TeamAuthorizer(store: store), metrics: PrometheusCollectorRegistry(), tpm: try tpmVerifier())
         let app = Application(
             router: router, server: server, configuration: .init(address: try address().binding, serverName: "deviceid-server"),
             logger: logger)

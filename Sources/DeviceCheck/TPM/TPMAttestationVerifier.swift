@@ -72,7 +72,7 @@ public struct TPMAttestationVerifier: Sendable {
             defer { cleanse(&secret) }
             let endorsementKey = try X509Certificate(der: key.endorsementCertificate).rsaPublicKey()
             let made = try TPMCredential.make(credential: secret, name: key.attestationKeyName, endorsementKey: endorsementKey)
-            return CredentialChallenge(credentialBlob: made.blob, encryptedSecret: made.secret, expectedDigest: Data(Digest.sha256(secret)))
+            return CredentialChallenge(credentialBlob: made.blob, encryptedSecret: made.secret, expectedDigest: CredentialChallenge.digest(of: Data(secret)))
         } catch {
             throw TPMAttestationError.malformed("the endorsement key cannot seal a credential: \(error)")
         }
@@ -117,6 +117,11 @@ public struct CredentialChallenge: Sendable, Hashable, Codable {
     /// Throws ``TPMAttestationError/credentialRefused`` unless `credential` (what the device's
     /// ``DeviceCheckDevice/activateCredential(_:)`` returned) is the sealed secret.
     public func check(_ credential: Data) throws {
-        guard Data(Digest.sha256(credential)) == expectedDigest else { throw TPMAttestationError.credentialRefused }
+        guard Self.digest(of: credential) == expectedDigest else { throw TPMAttestationError.credentialRefused }
+    }
+
+    /// SHA-256 of `credential`: what ``expectedDigest`` holds for the right one.
+    public static func digest(of credential: Data) -> Data {
+        Data(Digest.sha256(credential))
     }
 }
