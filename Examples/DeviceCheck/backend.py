@@ -4,8 +4,11 @@ the team's P-256 key (ES256), and the device token the app sent, standard base64
 python3-cryptography; no Swift.
 
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false] [-timestamp]
+    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN challenge|activate [credential=BASE64]
 
-prints the HTTP status and the body, and exits 0 when the status is 200."""
+prints the HTTP status and the body, and exits 0 when the status is 200. `challenge` and `activate` relay TPM credential
+activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the
+device to activate (`deviceid activate-credential`), `activate` returns what the device released."""
 import base64, json, sys, time, urllib.error, urllib.request, uuid
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -48,9 +51,10 @@ def main() -> int:
         if bit.startswith("-"):   # leave a field out, to see the refusal
             body.pop(bit[1:], None)
             continue
-        name, value = bit.split("=")
-        body[name] = value == "true"
-    endpoint = {"validate": "validate_device_token", "query": "query_two_bits", "update": "update_two_bits"}[action]
+        name, value = bit.split("=", 1)
+        body[name] = value == "true" if value in ("true", "false") else value
+    endpoint = {"validate": "validate_device_token", "query": "query_two_bits", "update": "update_two_bits",
+                "challenge": "tpm/activation_challenge", "activate": "tpm/activate"}[action]
     status, text = call(server, endpoint, team_jwt(team, key_id, key_path), body)
     print(status, text)
     return 0 if status == 200 else 1
