@@ -97,3 +97,37 @@ struct BitStoreTests {
         }
     }
 }
+
+@Suite("TPM credential activation in the stores: one pending credential per device, taken once; bindings show in reads")
+struct TPMBindingStoreTests {
+    @Test("A pending credential is replaced by a later one and taken once; a binding makes reads hardware-bound; removing the team removes both",
+          arguments: Database.allCases)
+    func pendingAndBound(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            let expires = Date(timeIntervalSince1970: 2_000_000_000)
+            let first = PendingCredential(attestationKeyName: Data([0, 11, 1]), digest: Data(repeating: 1, count: 32), expires: expires)
+            let second = PendingCredential(attestationKeyName: Data([0, 11, 2]), digest: Data(repeating: 2, count: 32), expires: expires)
+            try await store.savePendingCredential(first, team: "TEAM1", device: "device")
+            try await store.savePendingCredential(second, team: "TEAM1", device: "device")
+            #expect(try await store.takePendingCredential(team: "TEAM2", device: "device") == nil)
+            #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == second)
+            #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == nil)
+
+            try await store.update(team: "TEAM1", device: "device", bit0: true, bit1: nil, at: Date())
+            try await store.update(team: "TEAM1", device: "other", bit0: true, bit1: nil, at: Date())
+            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == false)
+            try await store.bindToTPM(team: "TEAM1", device: "device", attestationKeyName: second.attestationKeyName, at: Date())
+            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == true)
+            #expect(try await store.bits(team: "TEAM1", device: "other")?.hardwareBound == false)
+
+            try await store.add(Team(id: "TEAM1", keyID: "KID1", publicKeyPEM: "unused"))
+            try await store.savePendingCredential(first, team: "TEAM1", device: "device")
+            #expect(try await store.removeTeam("TEAM1"))
+            #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == nil)
+            try await store.update(team: "TEAM1", device: "device", bit0: true, bit1: nil, at: Date())
+            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == false)
+            try await store.close()
+        }
+    }
+}

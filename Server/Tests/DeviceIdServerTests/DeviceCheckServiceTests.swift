@@ -69,9 +69,15 @@ struct Fixture {
         return (token.base64EncodedString(), try await identifier.id)
     }
 
-    func app(store: (any BitStore)? = nil, logger: Logger? = nil, now: @escaping @Sendable () -> Date = Date.init) -> some ApplicationProtocol {
+    /// A TPM maker's CA certificate (that made no TPM here).
+    static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
+
+    func app(
+        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMAttestationVerifier? = nil, now: @escaping @Sendable () -> Date = Date.init
+    ) -> some ApplicationProtocol {
         let store = store ?? self.store
-        return Application(router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), now: now), logger: logger)
+        return Application(
+            router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), tpm: tpm, now: now), logger: logger)
     }
 }
 
@@ -156,6 +162,31 @@ struct DeviceCheckServiceTests {
                     == (.badRequest, "Missing or incorrectly formatted device token payload"))
         }
         try await fixture.store.close()
+        }
+    }
+
+    @Test("TPM endpoints: absent without trusted TPM makers; with them, a token without an attestation is refused")
+    func tpmEndpoints() async throws {
+        try await Database.sqlite.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let jwt = try await fixture.jwt()
+            let device = try await Fixture.deviceToken()
+            try await fixture.app().test(.router) { client async throws in
+                for endpoint in ["tpm/activation_challenge", "tpm/activate"] {
+                    #expect(try await post(client, endpoint, jwt: jwt, request(device.token)).0 == .notFound)
+                }
+            }
+            // A keyring-held key's token carries no attestation: a server that checks attestations still takes it.
+            let makers = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA))
+            try await fixture.app(tpm: makers).test(.router) { client async throws in
+                #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)) == (.ok, ""))
+                let refusal = (HTTPResponse.Status.badRequest, "Missing or incorrectly formatted TPM attestation")
+                #expect(try await post(client, "tpm/activation_challenge", jwt: jwt, request(device.token)) == refusal)
+                #expect(try await post(client, "tpm/activate", jwt: jwt, request(device.token, ["credential": "AAAA"])) == refusal)
+                #expect(try await post(client, "tpm/activation_challenge", jwt: try await fixture.jwt(team: "TEAM2"), request(device.token)).0
+                        == .unauthorized)
+            }
+            try await fixture.store.close()
         }
     }
 
