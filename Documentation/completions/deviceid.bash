@@ -173,13 +173,13 @@ _deviceid() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    id|regenerate|uuid|app-id|public-key|sign|token|info|delete|help)
+    id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|help)
         # Offer subcommand argument completions
         "_deviceid_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign token info delete help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign token activate-credential info delete help' -- "${cur}"))
         ;;
     esac
 }
@@ -388,6 +388,14 @@ _deviceid_token() {
         return
         ;;
     esac
+}
+
+_deviceid_activate-credential() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __deviceid_offer_flags_options 0
 }
 
 _deviceid_info() {

@@ -57,6 +57,7 @@ _deviceid() {
             'public-key:Print the identity'\''s public key (SPKI PEM, the bytes the id hashes as hex, or JWK).'
             'sign:Sign standard input with the device key; print the signature as base64url.'
             'token:Print a device token for TEAM'\''s backend: a compact JWS signed by the device key, valid ten minutes.'
+            'activate-credential:Release a credential a verifier sealed to this machine'\''s TPM; print it as base64 for the verifier.'
             'info:Print the identity as one JSON object.'
             'delete:Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.'
             'help:Show subcommand help information.'
@@ -65,7 +66,7 @@ _deviceid() {
         ;;
     arg)
         case "${words[1]}" in
-        id|regenerate|uuid|app-id|public-key|sign|token|info|delete|help)
+        id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|help)
             "_deviceid_${words[1]}" && ret=0
             ;;
         esac
@@ -227,6 +228,18 @@ _deviceid_token() {
         '--json[Print a JSON object instead of plain text.]'
         '--team[The team the token is for (its `aud`).]:team:'
         '--algorithm[RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default\: RS256 or ES256, by the key)]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_activate-credential() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print a JSON object instead of plain text.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
