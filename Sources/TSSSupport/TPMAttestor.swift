@@ -2,28 +2,13 @@ import CTSS2
 import FoundationEssentials
 import OpenSSLSupport
 
-/// What a TPM says about one of its keys, for a verifier that trusts the TPM's maker: the endorsement certificate,
-/// an attestation key (AK), and the AK's `TPM2_Certify` of the key. Byte strings are as the TPM marshals them.
-package struct TPMKeyEvidence: Sendable, Hashable {
-    /// The endorsement key's certificate (DER), from NV index 0x01C00002: the TPM maker's word for this TPM's EK.
-    package let endorsementCertificate: Data
-    /// The attestation key's public area (`TPM2B_PUBLIC`): a restricted P-256 signing key that never leaves the TPM.
-    package let attestationKey: Data
-    /// The certified key's public area (`TPM2B_PUBLIC`), attributes included.
-    package let certifiedKey: Data
-    /// What the AK signed (`TPMS_ATTEST` of type certify): the certified key's name and the verifier's nonce.
-    package let certifyInfo: Data
-    /// The AK's signature over `certifyInfo` (`TPMT_SIGNATURE`, ECDSA with SHA-256).
-    package let signature: Data
-
-    package init(endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data) {
-        self.endorsementCertificate = endorsementCertificate
-        self.attestationKey = attestationKey
-        self.certifiedKey = certifiedKey
-        self.certifyInfo = certifyInfo
-        self.signature = signature
-    }
-}
+/// What a TPM says about one of its keys, as the TPM marshals each part: the endorsement key's certificate (DER, NV
+/// index 0x01C00002), the attestation key's public area (`TPM2B_PUBLIC`), the certified key's public area, the
+/// `TPMS_ATTEST` of type certify the AK signed (the key's name and the verifier's nonce), and the AK's signature of
+/// it (`TPMT_SIGNATURE`, ECDSA with SHA-256).
+package typealias TPMKeyEvidence = (
+    endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data
+)
 
 /// The device's half of TPM attestation, done with its own ESAPI context. Every call blocks on the TPM.
 package enum TPMAttestor {
@@ -51,8 +36,7 @@ package enum TPMAttestor {
                 }
             }
         }
-        return TPMKeyEvidence(endorsementCertificate: certificate, attestationKey: akPublic, certifiedKey: wrapped.publicArea,
-                              certifyInfo: info, signature: signature)
+        return (certificate, akPublic, wrapped.publicArea, info, signature)
     }
 
     /// The credential a verifier sealed to this TPM's endorsement key for its attestation key (`TPM2_MakeCredential`'s
