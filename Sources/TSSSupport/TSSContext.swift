@@ -15,6 +15,14 @@ final class TSSContext {
     init() throws(TPMFailure) {
         let configuration = getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }
         if configuration == nil { try TPM.checkDevice() }
+        // swtpm and the simulator serve one connection at a time, and the provider keeps its own open: a second one
+        // would wait for ever (ESAPI's synchronous calls retry a timeout without end).
+        if let configuration, ["swtpm", "mssim"].contains(where: configuration.hasPrefix) {
+            throw .failed(OpenSSLFailure("TPM2OPENSSL_TCTI", reason: """
+                \(configuration.prefix { $0 != ":" }) serves one connection at a time, which OpenSSL's tpm2 provider holds: \
+                reach the TPM through a resource manager (tpm2-abrmd, TPM2OPENSSL_TCTI=tabrmd:…) to attest keys
+                """))
+        }
         var context: OpaquePointer?
         let code = configuration.withOptionalCString { deviceid_tss_open($0, &context) }
         guard code == TSS2_RC_SUCCESS, let context else {

@@ -124,6 +124,31 @@ struct TPMAttestationTests {
         }
     }
 
+    @Test("The command: a token that carries the attestation, the credential released; a TPM reached without a resource manager is refused at once")
+    func command() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let options = ["--key-protection", "tpm", "--key-type", "p256", "--non-interactive"]
+                let made = try await keyring.deviceid(["token", "--team", "TEAM"] + options)
+                #expect(made.status == 0, "\(made.errorText)")
+                let token = try DeviceToken.verify(Data(made.text.trimmingCharacters(in: .whitespacesAndNewlines).utf8), team: "TEAM")
+                let challenge = try verifier(tpm).challenge(for: try verifier(tpm).verify(token))
+                let input = try JSONSerialization.data(withJSONObject: [
+                    "credential_blob": challenge.credentialBlob.base64EncodedString(), "encrypted_secret": challenge.encryptedSecret.base64EncodedString(),
+                ])
+                let released = try await keyring.deviceid(["activate-credential"], input: input)
+                #expect(released.status == 0, "\(released.errorText)")
+                try challenge.check(try #require(Data(base64Encoded: released.text.trimmingCharacters(in: .whitespacesAndNewlines))))
+                #expect(try await keyring.deviceid(["activate-credential"], input: Data("{}".utf8)).status == 65)
+
+                // swtpm straight (its one connection is the resource manager's here, as the provider's would be).
+                let bare = try await keyring.deviceid(
+                    ["token", "--team", "TEAM"] + options, environment: ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"])
+                #expect(bare.status == 70 && bare.errorText.contains("resource manager"), "\(bare.errorText)")
+            }
+        }
+    }
+
     /// A CA that made no TPM here.
     static let strangerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/stranger-ca.pem")
 }
