@@ -46,6 +46,7 @@ static inline TSS2_RC deviceid_tss_read_nv(ESYS_CONTEXT *esys, uint32_t index,
         TPM2B_MAX_NV_BUFFER *data = NULL;
         rc = Esys_NV_Read(esys, nv, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, chunk, (UINT16)offset, &data);
         if (rc != TSS2_RC_SUCCESS) break;
+        if (data->size == 0 || data->size > chunk) { Esys_Free(data); rc = TSS2_ESYS_RC_MALFORMED_RESPONSE; break; }
         memcpy(out + offset, data->buffer, data->size);
         offset += data->size;
         Esys_Free(data);

@@ -20,9 +20,14 @@ public struct DeviceCheckDevice: Sendable {
 
     /// A new token: a compact JWS (see ``DeviceToken``), as bytes of text, valid for ten minutes. Creates the
     /// identity on first use, as `id` does. RSA identities sign with `algorithm` (RS256 by default, or PS256);
-    /// P-256 ones with ES256. A TPM-held key's token carries the TPM's attestation of the key (certified over the
-    /// token's `jti`), unless the TPM has no endorsement certificate to attest with.
-    public func generateToken(algorithm: SignatureAlgorithm? = nil) async throws -> Data {
+    /// P-256 ones with ES256.
+    ///
+    /// A TPM-held key's token carries the TPM's attestation of the key (certified over the token's `jti`) unless
+    /// `attestation` is `false`. The attestation includes the TPM's endorsement certificate, which names the TPM for
+    /// good: a server that sees it can link this device's tokens across identities. When the TPM cannot attest (no
+    /// endorsement certificate, no resource manager, no ECC), the token is made without one, and the identifier's
+    /// logger says why.
+    public func generateToken(algorithm: SignatureAlgorithm? = nil, attestation: Bool = true) async throws -> Data {
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
@@ -33,9 +38,9 @@ public struct DeviceCheckDevice: Sendable {
         } catch {
             throw DeviceIdentifierError.cryptoFailure(error.description)
         }
-        let attestation = try await attestation(nonce: Data(tokenID))
+        let attested = attestation ? try await self.attestation(nonce: Data(tokenID)) : nil
         let header = try DeviceToken.json(DeviceToken.Header(
-            alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attestation?.member, typ: DeviceToken.type))
+            alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attested?.member, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
         let signingInput = header.base64URLEncoded + "." + payload.base64URLEncoded
@@ -53,13 +58,17 @@ public struct DeviceCheckDevice: Sendable {
                 defer { cleanse(&secret) }
                 return Data(secret)
             }
+        } catch TPMFailure.keyFromAnotherTPM {
+            // The TPM's integrity check failed on the credential, not on any key of the identity.
+            throw DeviceIdentifierError.tpmFailed(
+                "the TPM refused the credential: it was sealed to another TPM or attestation key, or altered on the way")
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
     }
 
-    /// The TPM's attestation of the device key over `nonce`; `nil` for a key the keyring holds, or a TPM without an
-    /// endorsement certificate.
+    /// The TPM's attestation of the device key over `nonce`; `nil` for a key the keyring holds, or a TPM that cannot
+    /// attest it (logged).
     private func attestation(nonce: Data) async throws -> TPMAttestation? {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return nil }
         do {
@@ -67,10 +76,9 @@ public struct DeviceCheckDevice: Sendable {
             return TPMAttestation(
                 endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
                 certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature)
-        } catch TPMFailure.noEndorsementCertificate {
+        } catch let failure as TPMFailure {
+            identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
             return nil
-        } catch {
-            throw DeviceIdentifierError.wrapping(error)
         }
     }
 }

@@ -20,7 +20,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let storage: any CreatingStorage<StoredDeviceIdentity>
     private let encryptor: SecuredKeyEncryptor?
     private let legacySources: [any LegacyIdentifierSource]
-    private let logger: Logger
+    /// Where this identifier logs (never key material); modules above log what they do with it there too.
+    package nonisolated let logger: Logger
     /// The identity once loaded: read without entering the actor, so cached calls stay on the caller's executor.
     /// Written only under `serial`, so a deletion never races a load into caching what it deleted.
     private let cached = Mutex<LoadedIdentity?>(nil)

@@ -134,14 +134,18 @@ struct Token: AsyncParsableCommand {
     @Option(help: "The team the token is for (its `aud`).") var team: String
     @Option(help: "RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default: RS256 or ES256, by the key)")
     var algorithm: SignatureAlgorithm?
+    @Flag(help: "With a key in the TPM, leave out the TPM's attestation (and the endorsement certificate that names the TPM).")
+    var noTPMAttestation = false
 
     func validate() throws {
         guard !team.isEmpty else { throw ValidationError("--team must not be empty") }
     }
 
     func run() async throws {
-        let (team, algorithm) = (team, algorithm)
-        let token = try await identity.run { try await DeviceCheckDevice(identifier: $0, team: team).generateToken(algorithm: algorithm) }
+        let (team, algorithm, attestation) = (team, algorithm, !noTPMAttestation)
+        let token = try await identity.run {
+            try await DeviceCheckDevice(identifier: $0, team: team).generateToken(algorithm: algorithm, attestation: attestation)
+        }
         let text = String(decoding: token, as: UTF8.self)
         try Output.emit(text, json: output.json, ["token": .string(text)])
     }

@@ -61,6 +61,31 @@ package final class X509Certificate: @unchecked Sendable {
         }
     }
 
+    /// Throws unless this is an end-entity certificate for an RSA key of 2048 bits or more that may encrypt keys
+    /// (key usage `keyEncipherment` when stated) and, when it states extended key usages, names the TCG's
+    /// endorsement-certificate purpose (2.23.133.8.1): what the TCG's EK credential profile prescribes.
+    package func checkEndorsementProfile() throws(OpenSSLFailure) {
+        let function = "endorsement certificate profile"
+        guard X509_check_ca(certificate) == 0 else { throw OpenSSLFailure(function, reason: "a CA certificate") }
+        guard try rsaPublicKey().bits >= 2048 else { throw OpenSSLFailure(function, reason: "an RSA key under 2048 bits") }
+        let usage = X509_get_key_usage(certificate)
+        guard usage == UInt32.max || usage & UInt32(KU_KEY_ENCIPHERMENT) != 0 else {
+            throw OpenSSLFailure(function, reason: "its key may not encrypt keys")
+        }
+        guard let purposes = X509_get_ext_d2i(certificate, NID_ext_key_usage, nil, nil) else {
+            ERR_clear_error()
+            return
+        }
+        let stack = OpaquePointer(purposes)
+        defer { OPENSSL_sk_pop_free(stack) { ASN1_OBJECT_free(OpaquePointer($0)) } }
+        let named = (0..<OPENSSL_sk_num(stack)).contains { index in
+            var text = [CChar](repeating: 0, count: 64)
+            let length = OBJ_obj2txt(&text, Int32(text.count), OpaquePointer(OPENSSL_sk_value(stack, index)), 1)
+            return length > 0 && String(decoding: text.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "2.23.133.8.1"
+        }
+        guard named else { throw OpenSSLFailure(function, reason: "its extended key usage is not the TCG's EK certificate") }
+    }
+
     /// The certified public key, when it is RSA.
     package func rsaPublicKey() throws(OpenSSLFailure) -> RSAKey {
         guard let key = X509_get_pubkey(certificate) else { throw OpenSSLFailure.current("X509_get_pubkey") }

@@ -56,7 +56,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, an untrusted maker")
+    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, an untrusted maker")
     func altered() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -85,6 +85,16 @@ struct TPMAttestationTests {
                 await #expect(throws: TPMAttestationError.badSignature) {
                     try await verify(TPMAttestation(endorsementCertificate: attestation.endorsementCertificate, attestationKey: attestation.attestationKey,
                                                     certifiedKey: attestation.certifiedKey, certifyInfo: info, signature: attestation.signature),
+                                     signedBy: first, jti: jti)
+                }
+                // The maker's own CA certificate in place of the endorsement certificate: it chains, but is no EK's.
+                let pem = try String(contentsOf: tpm.endorsementCA, encoding: .utf8)
+                let base64 = pem.components(separatedBy: "-----")[2].filter { !$0.isWhitespace }
+                let authority = try #require(Data(base64Encoded: base64))
+                await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is a CA certificate")) {
+                    try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attestation.attestationKey,
+                                                    certifiedKey: attestation.certifiedKey, certifyInfo: attestation.certifyInfo,
+                                                    signature: attestation.signature),
                                      signedBy: first, jti: jti)
                 }
                 // A verifier trusting another maker only.
@@ -124,7 +134,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("The command: a token that carries the attestation, the credential released; a TPM reached without a resource manager is refused at once")
+    @Test("The command: a token with the attestation or without, the credential released; a TPM reached without a resource manager is refused at once")
     func command() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -141,9 +151,12 @@ struct TPMAttestationTests {
                 try challenge.check(try #require(Data(base64Encoded: released.text.trimmingCharacters(in: .whitespacesAndNewlines))))
                 #expect(try await keyring.deviceid(["activate-credential"], input: Data("{}".utf8)).status == 65)
 
+                let unattested = try await keyring.deviceid(["token", "--team", "TEAM", "--no-tpm-attestation"] + options)
+                #expect(try DeviceToken.verify(Data(unattested.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == nil)
+
                 // swtpm straight (its one connection is the resource manager's here, as the provider's would be).
                 let bare = try await keyring.deviceid(
-                    ["token", "--team", "TEAM"] + options, environment: ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"])
+                    ["activate-credential"], input: input, environment: ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"])
                 #expect(bare.status == 70 && bare.errorText.contains("resource manager"), "\(bare.errorText)")
             }
         }

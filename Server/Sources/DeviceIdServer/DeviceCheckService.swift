@@ -70,6 +70,7 @@ public enum DeviceCheckService {
         let tokens: VerifiedTokens
 
         func handle(_ endpoint: Endpoint, _ request: Request, now: Date) async -> Response {
+            if tpm == nil, [.challenge, .activate].contains(endpoint) { return text(.notFound, Self.noTPM) }
             let body: ByteBuffer
             do {
                 body = try await request.body.collect(upTo: maximumBodySize)
@@ -93,7 +94,8 @@ public enum DeviceCheckService {
                 case .query:
                     guard let bits = try await store.bits(team: team.id, device: device) else { return text(.ok, "Bit State Not Found") }
                     let month = monthFormatter.string(from: bits.updated)
-                    let bound = bits.hardwareBound ? #","hardware_bound":true"# : ""
+                    // Said only while the server trusts TPM makers: a binding is as good as the makers it was checked against.
+                let bound = tpm != nil && bits.hardwareBound ? #","hardware_bound":true"# : ""
                     return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
                 case .update:
                     guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw Refusal.bits }

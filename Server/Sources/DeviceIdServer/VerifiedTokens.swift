@@ -26,7 +26,8 @@ final class VerifiedTokens: Sendable {
     }
 
     /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now`, and its attestation,
-    /// when it carries one, checks out; else `nil`.
+    /// when it carries one, holds together; else `nil`. An attestation by a TPM of a maker not trusted leaves the
+    /// token unattested.
     func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
         let key = Key(team: team, token: encoded)
         if let known = verified.withLock({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
@@ -36,8 +37,13 @@ final class VerifiedTokens: Sendable {
         guard let bytes = Data(base64Encoded: encoded), let token = try? DeviceToken.verify(bytes, team: team, now: now) else { return nil }
         var attested: AttestedTPMKey?
         if let tpm, token.tpmAttestation != nil {
-            guard let proved = try? tpm.verify(token) else { return nil }
-            attested = proved
+            do {
+                attested = try tpm.verify(token)
+            } catch TPMAttestationError.untrustedEndorsement {
+                // A TPM whose maker the server was not told to trust: the token stands, unattested.
+            } catch {
+                return nil   // an attestation that does not hold together: altered
+            }
         }
         let checked = CheckedToken(token: token, attested: attested)
         verified.withLock { cache in

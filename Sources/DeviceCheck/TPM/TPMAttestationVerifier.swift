@@ -5,7 +5,8 @@ import OpenSSLSupport
 /// Checks the TPM attestation a device token carries, for a server that trusts some TPM makers: Keylime's registrar
 /// and WebAuthn's `tpm` format do the same two steps.
 ///
-/// 1. ``verify(_:)``: the endorsement certificate chains to a trusted maker; the attestation key (AK) is a restricted
+/// 1. ``verify(_:)``: the endorsement certificate chains to a trusted maker and fits the TCG's EK profile (an RSA
+///    end-entity key of 2048 bits or more, for key encipherment); the attestation key (AK) is a restricted
 ///    signing key fixed to its TPM; it certified the token's own key, over the token's `jti`; that key was made in
 ///    the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`).
 /// 2. ``challenge(for:)`` and ``CredentialChallenge/check(_:)``: credential activation. A secret sealed to the
@@ -38,6 +39,11 @@ public struct TPMAttestationVerifier: Sendable {
             try endorsement.verify(anchors: anchors)
         } catch {
             throw TPMAttestationError.untrustedEndorsement(error.reason ?? error.function)
+        }
+        do {
+            try endorsement.checkEndorsementProfile()
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement certificate is \(error.reason ?? error.function)")
         }
         let attestationKey = try TPMPublicArea(attestation.attestationKey)
         guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
