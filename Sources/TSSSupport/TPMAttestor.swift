@@ -68,9 +68,15 @@ package enum TPMAttestor {
             return try marshaled(capacity: 4096) { (bytes, length) throws(TPMFailure) in
                 try tpm.step("Esys_NV_Read(0x01C00002)") { deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length) }
             }
-        } catch .failed {
-            throw .noEndorsementCertificate
+        } catch .failed(let failure) where isHandleError(failure) {
+            throw .noEndorsementCertificate   // no such NV index
         }
+    }
+
+    /// Whether `failure` carries TPM_RC_HANDLE (a handle to nothing), in whichever position.
+    private static func isHandleError(_ failure: OpenSSLFailure) -> Bool {
+        guard let first = failure.detail?.split(separator: " ").first, let code = UInt32(first) else { return false }
+        return code & 0xBF == 0x8B
     }
 
     private static func attestationKey(_ tpm: TSSContext) throws(TPMFailure) -> (ESYS_TR, Data) {

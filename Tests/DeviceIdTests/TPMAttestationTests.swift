@@ -122,6 +122,25 @@ struct TPMAttestationTests {
         }
     }
 
+    @Test("A TPM without an endorsement certificate: the token carries no attestation, and the logger says why")
+    func noCertificate() async throws {
+        try await PrivateTPM.with { tpm in
+            try await tpm.replace(certificates: false)
+            try await PrivateKeyring.with { keyring in
+                let log = LogCapture()
+                let configuration = DeviceIdentifierConfiguration(
+                    keySize: 2048, keychainAccount: "device", useEncryption: false, accessGroup: AccessGroup(rawValue: uniqueGroup())!,
+                    keyType: .p256, keyProtection: .tpm)
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client(), logger: log.logger)
+                let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM")
+                let id = try await identifier.id
+                #expect(token.tpmAttestation == nil && token.deviceID == id)
+                let entry = try #require(log.all.first { $0.message == "the token carries no TPM attestation" })
+                #expect(entry.metadata["reason"]?.contains("no endorsement certificate") == true, "\(entry.metadata)")
+            }
+        }
+    }
+
     @Test("A keyring-held key's token carries no attestation, and the verifier says so")
     func keyringKey() async throws {
         try await PrivateTPM.with { tpm in

@@ -71,15 +71,15 @@ public final class PrivateTPM: Sendable {
         try await start()
     }
 
-    /// Puts a new TPM (new state, new seeds, a new endorsement certificate) behind the same name: keys the old
-    /// one wrapped do not load in it.
-    public func replace() async throws {
+    /// Puts a new TPM (new state, new seeds, a new endorsement certificate unless `certificates` is false) behind the
+    /// same name: keys the old one wrapped do not load in it.
+    public func replace(certificates: Bool = true) async throws {
         await stop()
         let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-swtpm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
         let old = state.withLock { current -> URL? in defer { current = fresh }; return current }
         if let old { try? FileManager.default.removeItem(at: old) }
-        try await TPMManufacturer.shared.manufacture(stateIn: fresh)
+        try await TPMManufacturer.shared.manufacture(stateIn: fresh, certificates: certificates)
         try await start()
     }
 

@@ -13,10 +13,11 @@ final class TPMManufacturer: Sendable {
     /// makers publish theirs; made with the first TPM.
     var certificates: URL { authority.appendingPathComponent("tpm-ca.pem") }
 
-    /// Writes a new TPM's state into `stateDirectory`.
-    func manufacture(stateIn stateDirectory: URL) async throws {
+    /// Writes a new TPM's state into `stateDirectory`; with `certificates` false, endorsement keys without certificates.
+    func manufacture(stateIn stateDirectory: URL, certificates: Bool = true) async throws {
         let made = try await ChildProcess.run(
-            Self.script.path, ["manufacture", stateDirectory.path, authority.path], environment: ProcessInfo.processInfo.environment)
+            Self.script.path, ["manufacture", stateDirectory.path, authority.path] + (certificates ? [] : ["--no-certificates"]),
+            environment: ProcessInfo.processInfo.environment)
         guard made.status == 0 else { throw PrivateTPM.Failure(description: "the TPM could not be made (\(made.status)): \(made.errorText)") }
     }
 }
