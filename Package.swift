@@ -73,7 +73,7 @@ let package = Package(
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
-            dependencies: ["Keyring", "SecureStorage", "DeviceId", "CLibSecret", "KeyringTestSupport"],
+            dependencies: ["Keyring", "SecureStorage", "DeviceId", "DeviceCheck", "CLibSecret", "KeyringTestSupport"],
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
