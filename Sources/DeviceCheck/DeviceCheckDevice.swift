@@ -58,10 +58,6 @@ public struct DeviceCheckDevice: Sendable {
                 defer { cleanse(&secret) }
                 return Data(secret)
             }
-        } catch TPMFailure.keyFromAnotherTPM {
-            // The TPM's integrity check failed on the credential, not on any key of the identity.
-            throw DeviceIdentifierError.tpmFailed(
-                "the TPM refused the credential: it was sealed to another TPM or attestation key, or altered on the way")
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }

@@ -49,16 +49,22 @@ package enum TPMAttestor {
         var secret = [UInt8](repeating: 0, count: 64)
         defer { cleanse(&secret) }
         var length = 0
-        try tpm.step("Esys_ActivateCredential") { context in
-            blob.withUnsafeBytes { blob in
-                encryptedSecret.withUnsafeBytes { encrypted in
-                    secret.withUnsafeMutableBytes { out in
-                        deviceid_tss_activate(context, ak, ek, blob.bindMemory(to: UInt8.self).baseAddress, blob.count,
-                                              encrypted.bindMemory(to: UInt8.self).baseAddress, encrypted.count,
-                                              out.baseAddress, out.count, &length)
+        do {
+            try tpm.step("Esys_ActivateCredential") { context in
+                blob.withUnsafeBytes { blob in
+                    encryptedSecret.withUnsafeBytes { encrypted in
+                        secret.withUnsafeMutableBytes { out in
+                            deviceid_tss_activate(context, ak, ek, blob.bindMemory(to: UInt8.self).baseAddress, blob.count,
+                                                  encrypted.bindMemory(to: UInt8.self).baseAddress, encrypted.count,
+                                                  out.baseAddress, out.count, &length)
+                        }
                     }
                 }
             }
+        } catch .keyFromAnotherTPM {
+            // The integrity check failed on the credential, not on a key anybody stored.
+            throw .failed(OpenSSLFailure(
+                "TPM2_ActivateCredential", reason: "the TPM refused the credential: it was sealed to another TPM or attestation key, or altered"))
         }
         return Array(secret.prefix(length))
     }

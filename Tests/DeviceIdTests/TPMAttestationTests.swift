@@ -49,6 +49,15 @@ struct TPMAttestationTests {
                 try challenge.check(credential)
                 #expect(throws: TPMAttestationError.credentialRefused) { try challenge.check(Data(credential.reversed())) }
 
+                // An altered credential fails the TPM's integrity check: said as the credential's refusal, never as a
+                // key of another TPM (which would point at the identity).
+                var altered = challenge.credentialBlob
+                altered[altered.count - 1] ^= 1
+                let refusal = await #expect(throws: DeviceIdentifierError.self) {
+                    _ = try await DeviceCheckDevice.activateCredential(credentialBlob: altered, encryptedSecret: challenge.encryptedSecret)
+                }
+                #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
+
                 // The attestation key is made again from the TPM's seed: the next token names the same one.
                 let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
                 #expect(again.attestationKeyName == attested.attestationKeyName)
@@ -115,9 +124,10 @@ struct TPMAttestationTests {
                 let attested = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
                 let challenge = try verifier(tpm).challenge(for: attested)
                 try await tpm.replace()
-                await #expect(throws: DeviceIdentifierError.self) {
+                let refusal = await #expect(throws: DeviceIdentifierError.self) {
                     _ = try await DeviceCheckDevice.activateCredential(credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
+                #expect(refusal != .tpmKeyFromAnotherTPM, "\(String(describing: refusal))")
             }
         }
     }

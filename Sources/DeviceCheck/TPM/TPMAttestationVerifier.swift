@@ -31,7 +31,6 @@ public struct TPMAttestationVerifier: Sendable {
         let endorsement: X509Certificate
         do {
             endorsement = try X509Certificate(der: attestation.endorsementCertificate)
-            _ = try endorsement.rsaPublicKey()
         } catch {
             throw TPMAttestationError.malformed("the endorsement certificate: \(error.reason ?? error.function)")
         }
@@ -52,7 +51,7 @@ public struct TPMAttestationVerifier: Sendable {
             throw TPMAttestationError.unsuitableAttestationKey
         }
         let certified = try TPMPublicArea(attestation.certifiedKey)
-        guard try Self.key(certified.key, isTheKeyOf: token.publicKey) else {
+        guard Self.key(certified.key, isTheKeyOf: token.publicKey) else {
             throw TPMAttestationError.mismatch("the certified key is another key")
         }
         guard certified.attributes.isSuperset(of: [.boundToTPM, .sign]) else { throw TPMAttestationError.notBoundToTPM }
@@ -85,7 +84,7 @@ public struct TPMAttestationVerifier: Sendable {
     }
 
     /// Whether `key` (a TPM public area) is `publicKey`: the same P-256 point, or the same RSA modulus and exponent.
-    private static func key(_ key: TPMPublicArea.Key, isTheKeyOf publicKey: DevicePublicKey) throws -> Bool {
+    private static func key(_ key: TPMPublicArea.Key, isTheKeyOf publicKey: DevicePublicKey) -> Bool {
         switch (key, publicKey.keyType) {
         case (.p256(let point, _), .p256):
             return point == publicKey.externalRepresentation
