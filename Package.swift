@@ -70,6 +70,9 @@ let package = Package(
         .executableTarget(name: "CustomIdentifier", dependencies: ["DeviceId", "SecureStorage"], path: "Examples/CustomIdentifier"),
         .executableTarget(name: "DeviceBinding", dependencies: ["DeviceId"], path: "Examples/DeviceBinding"),
 
+        // Drives a client line by line, for tests of one long-lived process beside others.
+        .executableTarget(name: "KeyringFileProbe", dependencies: ["Keyring"], path: "Tests/KeyringFileProbe"),
+
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",

@@ -4,6 +4,10 @@
 /* The D-Bus path API (secret-paths.h) is what lets us tell "absent" from "locked". */
 #define SECRET_API_SUBJECT_TO_CHANGE 1
 #include <libsecret/secret.h>
+/* The backend interface is installed and public, but libsecret 0.20's secret.h does not include it yet. */
+#define __SECRET_INSIDE_HEADER__
+#include <libsecret/secret-backend.h>
+#undef __SECRET_INSIDE_HEADER__
 #include <gio/gio.h>
 
 /*
@@ -19,6 +23,19 @@ deviceid_secret_service_new (GType type, GDBusConnection *connection, SecretServ
                                              "g-connection", connection,
                                              "flags", flags,
                                              NULL);
+}
+
+/*
+ * Starts a new instance of libsecret's file backend (`type` is its GType, looked up at run time): the keyring
+ * file libsecret's simple API uses inside a sandbox, loaded now, with its key from the Secret portal.
+ * g_async_initable_new_async() is variadic.
+ */
+static inline void
+deviceid_file_backend_new_async (GType type, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer data)
+{
+    g_async_initable_new_async (type, G_PRIORITY_DEFAULT, cancellable, callback, data,
+                                "flags", SECRET_BACKEND_NONE,
+                                NULL);
 }
 
 #endif

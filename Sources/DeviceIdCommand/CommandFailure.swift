@@ -91,9 +91,9 @@ struct CommandFailure: Error {
 
     private static func exitCode(for error: KeyringError) -> Int32 {
         switch error {
-        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable: 69
+        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable: 69
         case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: 75
-        case .invalidItemData: 65
+        case .invalidItemData, .keyringFileUnusable: 65
         case .invalidAttributes: 64
         case .lockUnavailable: 73
         case .other: 70

@@ -131,12 +131,17 @@ extension KeyringClient {
         return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
     }
 
+    /// `attributes` with the schema name as `xdg:schema`, as a new item carries them.
+    func withSchemaName(_ attributes: KeyringAttributes) -> KeyringAttributes {
+        attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
+    }
+
     /// Adds a new item to `collection`, unlocking the collection when allowed.
     private func add(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ service: OpenService, _ call: CallContext
     ) throws -> String {
-        let stored = attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
+        let stored = withSchemaName(attributes)
         let step = {
             try service.createItem(
                 in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,

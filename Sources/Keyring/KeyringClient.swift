@@ -15,6 +15,10 @@ import Glibc
 /// directly (one D-Bus round trip); it searches again once that item is gone or the daemon has restarted.
 /// So after a store, reads in this process return what was stored, even when an older match sits in
 /// another collection.
+///
+/// Inside a Flatpak or Snap sandbox that may not talk to the Secret Service, the client keeps items in the app's
+/// keyring file instead, through libsecret's file backend, with its key from the Secret portal
+/// (``keyringFilePath`` says which); the calls and their guarantees stay the same.
 public struct KeyringClient: Sendable {
     /// The schema whose name is stored with each item and whose attributes calls may use.
     public let schema: KeyringSchema
@@ -28,6 +32,12 @@ public struct KeyringClient: Sendable {
     public let transport: SecretTransport
 
     let connection: ServiceConnection
+    /// The sandbox's keyring file, when this client keeps items there.
+    let file: KeyringFile?
+
+    /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
+    /// or `nil` when it uses the Secret Service on ``bus``.
+    public var keyringFilePath: String? { file?.path }
 
     /// Creates a client. Nothing is contacted until the first call.
     public init(
@@ -43,6 +53,7 @@ public struct KeyringClient: Sendable {
         self.timeout = timeout
         self.transport = transport
         connection = .shared(bus, transport: transport)
+        file = bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.shared() : nil
     }
 
     /// Closes this process's connections to `bus`, for a bus that is going away (a test's private one):
@@ -61,11 +72,11 @@ public struct KeyringClient: Sendable {
     public func withCreationLock<Value: Sendable>(
         for attributes: KeyringAttributes, _ body: () async throws -> Value
     ) async throws -> Value {
-        let address = try bus.resolve()
-        let name = CreationLock.name(bus: address, attributes: attributes)
+        let place = try file.map { CreationLock.Place.file($0.path) } ?? .bus(bus.resolve())
+        let name = CreationLock.name(place, attributes: attributes)
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
         return try await holding(CreationLock.inProcess(name)) {
-            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, bus: address, call) }
+            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, at: place, call) }
             defer { lock.release() }
             return try await body()
         }
@@ -75,6 +86,7 @@ public struct KeyringClient: Sendable {
     /// attributes address. The item also carries the schema name as `xdg:schema`.
     ///
     /// The new item is added first and the old ones removed after it, so a failure never leaves none.
+    /// A keyring file has one collection, which `collection` then names.
     public func store(
         _ secret: KeyringSecret,
         label: String,
@@ -84,6 +96,12 @@ public struct KeyringClient: Sendable {
     ) async throws {
         try validate(attributes)
         try validate(collection)
+        if let file {
+            let stored = withSchemaName(attributes)
+            return try await BlockingExecutor.run(timeout: timeout) { call in
+                try file.store(secret, label: label, attributes: stored, contentType: contentType, call)
+            }
+        }
         try await performWrite { service, call in
             _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
@@ -104,6 +122,12 @@ public struct KeyringClient: Sendable {
     ) async throws -> Bool {
         try validate(attributes)
         try validate(collection)
+        if let file {
+            let stored = withSchemaName(attributes)
+            return try await BlockingExecutor.run(timeout: timeout) { call in
+                try file.add(secret, label: label, attributes: stored, contentType: contentType, call)
+            }
+        }
         return try await performWrite { service, call in
             try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         }
@@ -117,6 +141,7 @@ public struct KeyringClient: Sendable {
     /// A match in a locked collection is unlocked or ``KeyringError/locked(collection:)`` the same way; never `nil`.
     public nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
+        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(matching: attributes, call) } }
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
         let started = ContinuousClock.now
         if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
@@ -138,6 +163,19 @@ public struct KeyringClient: Sendable {
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
         try validate(collection)
+        if let file {
+            let stored = withSchemaName(attributes)
+            return try await withCreationLock(for: attributes) {
+                try await BlockingExecutor.run(timeout: timeout) { call in
+                    if let existing = try file.secret(matching: attributes, call) { return (existing, false) }
+                    let created = try make()
+                    if try file.add(created, label: label, attributes: stored, contentType: contentType, call) { return (created, true) }
+                    // Added meanwhile by a program that does not take the lock: that one stands.
+                    guard let existing = try file.secret(matching: attributes, call) else { throw KeyringError.keptChanging("creation of the item") }
+                    return (existing, false)
+                }
+            }
+        }
         return try await withCreationLock(for: attributes) {
             try await performWrite { service, call in
                 var made: KeyringSecret?
@@ -170,7 +208,10 @@ public struct KeyringClient: Sendable {
 
     /// The secret of `item`, or `nil` when it no longer exists.
     public func secret(of item: KeyringItem) async throws -> KeyringSecret? {
-        try await perform { service, call in
+        if let file {
+            return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(ofItemWith: item.attributes, call) }
+        }
+        return try await perform { service, call in
             try readSecret(at: item.id, lockedKnown: item.isLocked, service, call)
         }
     }
@@ -181,7 +222,8 @@ public struct KeyringClient: Sendable {
     /// A locked collection's items are listed when the provider shows them while locked (GNOME Keyring does;
     /// KeePassXC shows none until the collection is unlocked).
     public func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
-        try await perform { service, call in
+        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.items(matching: attributes, call) } }
+        return try await perform { service, call in
             let found = try matches(attributes, service, call)
             return try items(at: found.unlocked + found.locked, service, call)
         }
@@ -190,7 +232,10 @@ public struct KeyringClient: Sendable {
     /// Deletes `item`; returns `false` when it was already gone.
     @discardableResult
     public func delete(_ item: KeyringItem) async throws -> Bool {
-        try await performWrite { service, call in
+        if let file {
+            return try await BlockingExecutor.run(timeout: timeout) { call in try file.delete(itemWith: item.attributes, call) }
+        }
+        return try await performWrite { service, call in
             if item.isLocked { try unlockOrThrow([item.id], service, call) }
             return try deleteIfPresent(item.id, service, call)
         }
@@ -202,6 +247,7 @@ public struct KeyringClient: Sendable {
     @discardableResult
     public func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
+        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.deleteAll(matching: attributes, call) } }
         return try await performWrite { service, call in
             var found = try matches(attributes, service, call)
             if !found.locked.isEmpty || !found.unknown.isEmpty {
@@ -219,17 +265,21 @@ public struct KeyringClient: Sendable {
         }
     }
 
-    /// Locks `collection` through the Secret Service's `Lock` method.
+    /// Locks `collection` through the Secret Service's `Lock` method. For a keyring file, this process lets go of
+    /// the file and its key: the next call asks the Secret portal for the key again.
     public func lock(_ collection: KeyringCollection) async throws {
         try validate(collection)
+        if let file { return file.forget() }
         return try await perform { service, call in
             try service.lock([try resolve(collection, service, call)], call)
         }
     }
 
     /// Unlocks `collection`, letting the Secret Service prompt for its password whatever the ``unlockPolicy``.
+    /// A keyring file is never locked: this does nothing for one.
     public func unlock(_ collection: KeyringCollection) async throws {
         try validate(collection)
+        if file != nil { return }
         return try await perform { service, call in
             let path = try resolve(collection, service, call)
             guard try service.unlock([path], call).contains(path) else { throw KeyringError.promptDismissed }

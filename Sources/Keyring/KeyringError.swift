@@ -26,6 +26,11 @@ public enum KeyringError: Error, Sendable, Hashable {
     case lockUnavailable(String)
     /// ``SecretTransport/encrypted`` was asked for and the Secret Service offered only a plain session.
     case encryptedTransportUnavailable
+    /// Inside a sandbox (Flatpak, Snap), the Secret portal did not give this app the key to its keyring file: no
+    /// portal runs, it has no Secret backend, it refused, or it did not answer in time (the detail says which).
+    case portalUnavailable(String)
+    /// The app's keyring file (inside a sandbox) cannot be read or written; it is left as it is.
+    case keyringFileUnusable(path: String, detail: String)
     /// The attributes do not fit the schema.
     case invalidAttributes(String)
     /// Any other failure, with the underlying GLib error domain, code and message.
@@ -66,6 +71,13 @@ extension KeyringError: CustomStringConvertible {
         case .encryptedTransportUnavailable:
             "the Secret Service offered only a plain session and this client requires an encrypted one "
                 + "(SecretTransport.encrypted); use a provider that negotiates encryption, or choose .plain"
+        case .portalUnavailable(let detail):
+            "the Secret portal did not give this app its keyring key (\(detail)); inside Flatpak or Snap the app's items live in "
+                + "its keyring file, whose key comes from org.freedesktop.portal.Secret: make sure xdg-desktop-portal and a Secret "
+                + "portal backend (GNOME Keyring, KWallet) run in the session and the keyring is unlocked, then retry; nothing was changed"
+        case .keyringFileUnusable(let path, let detail):
+            "the keyring file \(path) cannot be used: \(detail); it is left as it is — keep it while the keyring that wrote it "
+                + "may come back, since moving it aside loses its items"
         case .invalidAttributes(let detail):
             "invalid keyring attributes: \(detail)"
         case .other(let domain, let code, let message):

@@ -2,7 +2,8 @@ import FoundationEssentials
 
 /// An item found in the keyring: where it is and what describes it, without its secret.
 public struct KeyringItem: Sendable, Hashable, Identifiable {
-    /// The item's D-Bus object path, unique while the item exists.
+    /// The item's D-Bus object path, unique while the item exists; for an item of a keyring file, the file's URI
+    /// and a digest of the item's attributes (`file:///…/default.keyring#…`).
     public let id: String
     /// The human-readable label Seahorse and `secret-tool` show.
     public let label: String
@@ -15,6 +16,7 @@ public struct KeyringItem: Sendable, Hashable, Identifiable {
     /// Whether the item sits in a locked collection (its secret cannot be read until unlocked).
     public let isLocked: Bool
 
-    /// The name of the collection holding the item (for example `login`), taken from its path.
+    /// The name of the collection holding the item (for example `login`), taken from its path; `default` for an
+    /// item of the sandbox's keyring file.
     public var collection: String { KeyringCollection.name(ofPath: id) }
 }

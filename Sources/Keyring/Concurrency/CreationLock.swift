@@ -1,3 +1,4 @@
+import CLibSecret
 import FoundationEssentials
 import Glibc
 import Synchronization
@@ -10,7 +11,8 @@ import Synchronization
 /// shares them whatever its environment says; else in `$XDG_RUNTIME_DIR/swift-deviceid/locks`; else in
 /// `${TMPDIR:-/tmp}/swift-deviceid-<uid>/locks`. Every directory below the base is created private (0700) and
 /// checked — owned by this user, mode 0700, not a symbolic link — through descriptors (`openat`), so the check
-/// and the use see the same directory. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
+/// and the use see the same directory. Locks for a keyring file (a sandbox's) live beside it, in
+/// `<its directory>/swift-deviceid-locks`, which every instance of the app sees. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
 /// a hash collision only serializes a little more. Processes that still share no lock (they reach one bus by
 /// different addresses) converge through the keyring: each re-reads after writing, and the oldest item wins.
 package final class CreationLock: Sendable {
@@ -18,14 +20,34 @@ package final class CreationLock: Sendable {
     private let released = Atomic<Bool>(false)
     private static let processLocks = Mutex<[String: AsyncLock]>([:])
 
+    /// Where the items a lock guards are kept.
+    package enum Place: Sendable, Hashable {
+        /// The Secret Service on the bus at this address.
+        case bus(String)
+        /// The keyring file at this path.
+        case file(String)
+
+        var line: String {
+            switch self {
+            case .bus(let address): "bus \(address)"
+            case .file(let path): "file \(path)"
+            }
+        }
+    }
+
     /// The lock's name, in a fixed encoding that any build of any version can reproduce: the line
-    /// `swift-deviceid creation lock 1`, the line `bus <address>`, then one line per attribute, sorted by name
-    /// (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
-    package static func name(bus address: String, attributes: KeyringAttributes) -> String {
+    /// `swift-deviceid creation lock 1`, the line `bus <address>` (or `file <path>`), then one line per attribute,
+    /// sorted by name (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
+    package static func name(_ place: Place, attributes: KeyringAttributes) -> String {
         let lines = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { name, value in
             "\(name.utf8.count):\(name)=\(value.utf8.count):\(value)\n"
         }
-        return "swift-deviceid creation lock 1\nbus \(address)\n" + lines.joined()
+        return "swift-deviceid creation lock 1\n\(place.line)\n" + lines.joined()
+    }
+
+    /// The name of the lock for `attributes` on the bus at `address`.
+    package static func name(bus address: String, attributes: KeyringAttributes) -> String {
+        name(.bus(address), attributes: attributes)
     }
 
     /// The lock file's name in the lock directory for the lock ``name(bus:attributes:)`` names.
@@ -45,11 +67,11 @@ package final class CreationLock: Sendable {
         }
     }
 
-    /// Takes the lock `name` for the bus at `address`, waiting for it no longer than the call allows.
+    /// Takes the lock `name` for the items at `place`, waiting for it no longer than the call allows.
     /// Blocking: use a worker thread.
-    init(named name: String, bus address: String, _ call: CallContext) throws {
+    init(named name: String, at place: Place, _ call: CallContext) throws {
         call.armDeadline()
-        let directory = try Self.openDirectory(bus: address)
+        let directory = try Self.openDirectory(for: place)
         defer { close(directory.descriptor) }
         descriptor = try Self.lockedDescriptor(Self.fileName(for: name), in: directory, call)
     }
@@ -87,10 +109,17 @@ package final class CreationLock: Sendable {
     }
 
     /// The lock directory, opened: each component below the base made if missing, then checked.
-    private static func openDirectory(bus address: String) throws -> (descriptor: Int32, path: String) {
+    private static func openDirectory(for place: Place) throws -> (descriptor: Int32, path: String) {
         let environment = ProcessInfo.processInfo.environment
         var (base, components, basePrivate): (String, [String], Bool) = ("", [], false)
-        if let busDirectory = privateDirectory(ofSocketIn: address) {
+        if case .file(let path) = place {
+            // libsecret makes the file's directory when it first opens it; a lock may be taken before that.
+            base = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            guard g_mkdir_with_parents(base, 0o700) == 0 else {
+                throw lockError("cannot create \(base): \(String(cString: strerror(errno)))")
+            }
+            components = ["swift-deviceid-locks"]
+        } else if case .bus(let address) = place, let busDirectory = privateDirectory(ofSocketIn: address) {
             (base, components, basePrivate) = (busDirectory, ["swift-deviceid", "locks"], true)
         } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
             (base, components) = (runtime, ["swift-deviceid", "locks"])

@@ -11,6 +11,9 @@ struct GLibFailure: Error {
     let message: String
     /// Set when the failure happened while connecting to the bus at this address.
     var connectingTo: String?
+    /// Set when the failure happened on a keyring file: its path, and whether it happened while opening it
+    /// (getting its key from the Secret portal and loading it).
+    var keyringFile: (path: String, opening: Bool)?
 
     /// Copies and frees `error`.
     init(taking error: UnsafeMutablePointer<GError>) {
@@ -50,6 +53,7 @@ struct GLibFailure: Error {
 
     /// The Swift error for this failure in the call it happened in.
     func keyringError(in call: CallContext) -> KeyringError {
+        if let (path, opening) = keyringFile { return keyringFileError(path, opening: opening, in: call) }
         if isCancelled { return call.cancellationError }
         if isIO(G_IO_ERROR_TIMED_OUT) || isDBus(G_DBUS_ERROR_TIMEOUT) || isDBus(G_DBUS_ERROR_TIMED_OUT) {
             return .timedOut(call.timeout)
@@ -60,6 +64,29 @@ struct GLibFailure: Error {
         if isSecret(SECRET_ERROR_PROTOCOL) { return .invalidItemData(message) }
         let domainName = g_quark_to_string(domain).map { String(cString: $0) } ?? "unknown"
         return .other(domain: remoteName ?? domainName, code: code, message: message)
+    }
+}
+
+extension GLibFailure {
+    /// The Swift error for a failure on the keyring file at `path`. While it is opened, anything but the file
+    /// itself failing is the Secret portal's: libsecret's file backend asks the portal for the key first.
+    private func keyringFileError(_ path: String, opening: Bool, in call: CallContext) -> KeyringError {
+        let ourCancellation = g_cancellable_is_cancelled(call.cancellable) != 0
+        if ourCancellation && !(opening && call.hasExpired) { return call.cancellationError }
+        let unreadable = { (detail: String) in KeyringError.keyringFileUnusable(path: path, detail: detail) }
+        if isSecret(SECRET_ERROR_INVALID_FILE_FORMAT) { return unreadable("it is not a keyring file libsecret can read: \(message)") }
+        if opening {
+            if ourCancellation { return .portalUnavailable("it did not hand over the app's key within \(call.timeout)") }
+            if isCancelled { return .portalUnavailable("the request for the app's key was cancelled by the user or the portal") }
+            if domain == g_io_error_quark() && !isIO(G_IO_ERROR_FAILED) { return unreadable(message) }
+            return .portalUnavailable(message)
+        }
+        if isSecret(SECRET_ERROR_PROTOCOL) {
+            return unreadable("it holds items the key the Secret portal gave cannot open (\(message)): they were written under "
+                + "another key — another login keyring, or a file copied from elsewhere")
+        }
+        if isIO(G_IO_ERROR_WRONG_ETAG) { return .keptChanging("write of the keyring file") }
+        return unreadable(message)
     }
 }
 

@@ -1,0 +1,161 @@
+import CLibSecret
+import Glibc
+
+/// An instance of libsecret's own file backend that this library made — never libsecret's process-wide one,
+/// which loads the file once and never looks at it again — and the state of the file it holds.
+///
+/// Used by one thread at a time: ``KeyringFile`` keeps it in a mutex and calls it only while holding that.
+/// Blocking: call on worker threads.
+final class FileBackend: @unchecked Sendable {
+    private let backend: OpaquePointer
+    private let interface: UnsafeMutablePointer<SecretBackendInterface>
+    /// The file as this instance holds it: as loaded, or as it last wrote it; `nil` while there is no file.
+    var state: FileState?
+
+    /// Loads the keyring file in a new instance, with its key from the Secret portal (or libsecret's test
+    /// password). Failures are marked as failures to open `path`.
+    init(loading path: String, _ call: CallContext) throws {
+        guard let type = Self.type else {
+            throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
+        }
+        call.armDeadline()
+        let object: UnsafeMutablePointer<GObject>
+        do {
+            state = try FileState(of: path)
+            object = try awaitGLib({ callback, data in deviceid_file_backend_new_async(type, call.cancellable, callback, data) },
+                finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! })
+        } catch var failure as GLibFailure {
+            failure.keyringFile = (path, true)
+            throw failure
+        }
+        backend = OpaquePointer(object)
+        interface = g_type_interface_peek(object.pointee.g_type_instance.g_class, secret_backend_get_type())
+            .assumingMemoryBound(to: SecretBackendInterface.self)
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(backend)) }
+
+    /// The file backend's type: libsecret exports its type function, as every GObject type's, but does not
+    /// declare it in its headers, so it is looked up by name; `nil` when libsecret was built without it.
+    private static let type: GType? = {
+        guard let symbol = dlsym(nil, "secret_file_backend_get_type") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) () -> GType).self)()
+    }()
+
+    /// Runs `body` with the items whose attributes include `attributes` (every item for none). The file
+    /// backend decrypts each match and fails the search with `SECRET_ERROR_PROTOCOL` on one it cannot open.
+    func withMatches<Result>(
+        _ attributes: KeyringAttributes, _ call: CallContext, _ body: ([FileItem]) throws -> Result
+    ) throws -> Result {
+        let found = try withHashTable(attributes) { table in
+            try awaitGLib({ callback, data in
+                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, call.cancellable, callback, data)
+            }, finish: { _, result in try gCall { interface.pointee.search_finish(backend, result, $0) } })
+        }
+        defer { g_list_free_full(found, g_object_unref) }
+        var items: [FileItem] = []
+        var node = found
+        while let current = node {
+            items.append(FileItem(OpaquePointer(current.pointee.data)))
+            node = current.pointee.next
+        }
+        return try body(items)
+    }
+
+    /// The secret of `item`, one of those ``withMatches(_:_:_:)`` handed out.
+    func secret(of item: FileItem, _ call: CallContext) throws -> KeyringSecret {
+        let value = try awaitGLib({ callback, data in
+            secret_retrievable_retrieve_secret(item.retrievable, call.cancellable, callback, data)
+        }, finish: { _, result in try gCall { secret_retrievable_retrieve_secret_finish(item.retrievable, result, $0) }! })
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        var length = 0
+        guard let bytes = secret_value_get(value, &length) else { return KeyringSecret([UInt8]()) }
+        return KeyringSecret(copying: UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    /// Stores `secret`, replacing the item whose attributes are exactly `attributes`, and writes the file.
+    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws {
+        let value = secret.withUnsafeBytes { bytes in
+            secret_value_new(bytes.bindMemory(to: CChar.self).baseAddress, bytes.count, contentType)!
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        try withHashTable(attributes) { table in
+            _ = try awaitGLib({ callback, data in
+                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, call.cancellable, callback, data)
+            }, finish: { _, result in try gCall { interface.pointee.store_finish(backend, result, $0) } })
+        }
+    }
+
+    /// Removes every item whose attributes include `attributes` and writes the file; whether one went.
+    func clear(_ attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
+        try withHashTable(attributes) { table in
+            try awaitGLib({ callback, data in
+                interface.pointee.clear(backend, nil, table, call.cancellable, callback, data)
+            }, finish: { _, result in try gCall { interface.pointee.clear_finish(backend, result, $0) } }) != 0
+        }
+    }
+
+    private func withHashTable<Result>(_ attributes: KeyringAttributes, _ body: (OpaquePointer) throws -> Result) throws -> Result {
+        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        defer { g_hash_table_unref(table) }
+        for (name, value) in attributes { g_hash_table_insert(table, g_strdup(name), g_strdup(value)) }
+        return try body(table)
+    }
+}
+
+/// An item of the keyring file, as a search handed it out: valid while the search's body runs.
+struct FileItem {
+    let retrievable: OpaquePointer
+
+    init(_ retrievable: OpaquePointer) { self.retrievable = retrievable }
+
+    var attributes: KeyringAttributes {
+        let table = secret_retrievable_get_attributes(retrievable)!
+        defer { g_hash_table_unref(table) }
+        var attributes: KeyringAttributes = [:]
+        var iterator = GHashTableIter()
+        g_hash_table_iter_init(&iterator, table)
+        var name: gpointer?, value: gpointer?
+        while g_hash_table_iter_next(&iterator, &name, &value) != 0 {
+            attributes[String(cString: name!.assumingMemoryBound(to: CChar.self))] = String(cString: value!.assumingMemoryBound(to: CChar.self))
+        }
+        return attributes
+    }
+
+    var label: String {
+        let label = secret_retrievable_get_label(retrievable)
+        defer { g_free(label) }
+        return label.map { String(cString: $0) } ?? ""
+    }
+
+    /// Seconds since 1970.
+    var created: UInt64 { UInt64(secret_retrievable_get_created(retrievable)) }
+    /// Seconds since 1970.
+    var modified: UInt64 { UInt64(secret_retrievable_get_modified(retrievable)) }
+}
+
+/// What identifies one version of a file: libsecret replaces the whole file on every write (a new file
+/// renamed over the old), so another inode, size or modification time means another version.
+struct FileState: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modifiedSeconds: Int
+    let modifiedNanoseconds: Int
+
+    /// The state of the file at `path`, or `nil` when there is none.
+    init?(of path: String) throws {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            guard errno == ENOENT else {
+                throw KeyringError.keyringFileUnusable(path: path, detail: String(cString: strerror(errno)))
+            }
+            return nil
+        }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modifiedSeconds = status.st_mtim.tv_sec
+        modifiedNanoseconds = status.st_mtim.tv_nsec
+    }
+}

@@ -1,0 +1,194 @@
+import CLibSecret
+import FoundationEssentials
+import Synchronization
+
+/// The keyring file libsecret keeps for a sandboxed app — `$XDG_DATA_HOME/keyrings/default.keyring`, its key from
+/// the Secret portal — read and written through libsecret's own file backend, so its items are shared with any
+/// libsecret code in the app.
+///
+/// libsecret loads the file once per process and never again; this reads it through instances of its own and
+/// loads a new one whenever the file changed since (another process, or libsecret's process-wide instance,
+/// wrote it). Writes from processes using this library take a lock beside the file, check first that they
+/// write over what they read, and libsecret refuses a write over a file that changed since it was read.
+/// Blocking: call on worker threads.
+final class KeyringFile: Sendable {
+    /// The file's path.
+    let path: String
+    private let loaded = Mutex<FileBackend?>(nil)
+    private static let all = Mutex<[String: KeyringFile]>([:])
+
+    private init(path: String) { self.path = path }
+
+    /// The keyring file at `path`, shared by this process's clients.
+    static func shared(at path: String = defaultPath) -> KeyringFile {
+        all.withLock { files in
+            if let file = files[path] { return file }
+            let file = KeyringFile(path: path)
+            files[path] = file
+            return file
+        }
+    }
+
+    /// Where libsecret keeps the file: `$SECRET_FILE_TEST_PATH` when set, else `keyrings/default.keyring` in
+    /// the user's data directory (inside Flatpak, the app's own).
+    static var defaultPath: String {
+        if let path = ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PATH"], !path.isEmpty { return path }
+        return String(cString: g_get_user_data_dir()) + "/keyrings/default.keyring"
+    }
+
+    /// The secret of the oldest item whose attributes include `attributes`, or `nil` only when the file definitely
+    /// holds none: nothing matched, and every item in it opens with the key the portal gave (an item written
+    /// under another key hides its attributes, so it could be the one asked for).
+    func secret(matching attributes: KeyringAttributes, _ call: CallContext) throws -> KeyringSecret? {
+        try withCurrent(call) { backend in try oldestSecret(attributes, backend, call) }
+    }
+
+    /// Every item whose attributes include `attributes`, oldest first.
+    func items(matching attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
+        try withCurrent(call) { backend in
+            try backend.withMatches(attributes, call) { matches in
+                matches.map { item in
+                    let attributes = item.attributes
+                    return KeyringItem(
+                        id: itemID(attributes), label: item.label, attributes: attributes,
+                        created: Date(timeIntervalSince1970: Double(item.created)),
+                        modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
+                }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+            }
+        }
+    }
+
+    /// Stores `secret` under `attributes` (which carry the schema name), replacing every item they address.
+    /// The new item is written first and the others removed after it, so a failure never leaves none.
+    ///
+    /// The file backend removes items by attributes, every item that has them all: so when a match carries exactly
+    /// the attributes asked for, without the schema name (`secret-tool` writes such items), the new item takes its
+    /// place in the same write, and removing the others can never take it too.
+    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws {
+        let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
+        try withWriteLock(call) { backend in
+            let found = try backend.withMatches(query, call) { $0.map(\.attributes) }
+            let kept = found.contains(query) ? query : attributes
+            try write(secret, label: label, attributes: kept, contentType: contentType, backend, call)
+            for other in found where other != kept { _ = try clear(other, backend, call) }
+        }
+    }
+
+    /// Stores `secret` as a new item unless the file holds a match; whether it did.
+    func add(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws -> Bool {
+        try withWriteLock(call) { backend in
+            let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
+            guard try oldestSecret(query, backend, call) == nil else { return false }
+            try write(secret, label: label, attributes: attributes, contentType: contentType, backend, call)
+            return true
+        }
+    }
+
+    /// The secret of the item whose attributes are exactly `attributes`, or `nil` when it is gone.
+    func secret(ofItemWith attributes: KeyringAttributes, _ call: CallContext) throws -> KeyringSecret? {
+        try withCurrent(call) { backend in
+            try backend.withMatches(attributes, call) { matches in
+                try matches.first { $0.attributes == attributes }.map { try backend.secret(of: $0, call) }
+            }
+        }
+    }
+
+    /// Deletes every item whose attributes include `attributes`, in one write; how many went.
+    func deleteAll(matching attributes: KeyringAttributes, _ call: CallContext) throws -> Int {
+        try withWriteLock(call) { backend in
+            let found = try backend.withMatches(attributes, call) { $0.count }
+            return try found > 0 && clear(attributes, backend, call) ? found : 0
+        }
+    }
+
+    /// Deletes the item whose attributes are exactly `attributes`; whether it was there. Throws, deleting
+    /// nothing, when other items carry all of its attributes: the file backend would remove them with it.
+    func delete(itemWith attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
+        try withWriteLock(call) { backend in
+            let found = try backend.withMatches(attributes, call) { $0.map(\.attributes) }
+            guard found.contains(attributes) else { return false }
+            guard found.count == 1 else {
+                throw KeyringError.invalidAttributes(
+                    "\(found.count - 1) other item(s) of the keyring file carry all of this item's attributes, and the file "
+                        + "backend deletes by attributes: delete those first, or delete all matching items")
+            }
+            return try clear(attributes, backend, call)
+        }
+    }
+
+    /// Lets go of the loaded file and its key; the next call loads it again, with the key from the portal.
+    func forget() { loaded.withLock { $0 = nil } }
+
+    /// The ``KeyringItem/id`` of the file's item with `attributes`: the file's URI and a digest of the
+    /// attributes, which tell its items apart (a store replaces the item with the same attributes).
+    func itemID(_ attributes: KeyringAttributes) -> String {
+        let encoded = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: "\n")
+        let digest = encoded.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        return "file://\(path)#\(String(digest, radix: 16))"
+    }
+
+    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> KeyringSecret? {
+        let secret = try backend.withMatches(attributes, call) { matches in
+            try matches.min { ($0.created, itemID($0.attributes)) < ($1.created, itemID($1.attributes)) }
+                .map { try backend.secret(of: $0, call) }
+        }
+        if secret == nil {
+            // Every item: libsecret fails the search on the first it cannot open.
+            _ = try backend.withMatches([:], call) { $0.count }
+        }
+        return secret
+    }
+
+    private func write(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String,
+        _ backend: FileBackend, _ call: CallContext
+    ) throws {
+        try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
+        backend.state = try FileState(of: path)
+    }
+
+    private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> Bool {
+        let cleared = try backend.clear(attributes, call)
+        backend.state = try FileState(of: path)
+        return cleared
+    }
+
+    /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
+    /// not changed since, else a new one. Failures are this file's.
+    private func withCurrent<Result>(_ call: CallContext, _ body: (FileBackend) throws -> Result) throws -> Result {
+        do {
+            return try loaded.withLock { loaded in
+                let now = try FileState(of: path)
+                if let backend = loaded, backend.state == now { return try body(backend) }
+                loaded = nil
+                let backend = try load(call)
+                loaded = backend
+                return try body(backend)
+            }
+        } catch var failure as GLibFailure {
+            failure.keyringFile = failure.keyringFile ?? (path, false)
+            throw failure
+        }
+    }
+
+    /// Loads the file in a new instance, again when it changed while loading.
+    private func load(_ call: CallContext) throws -> FileBackend {
+        for _ in 1...Self.loadAttempts {
+            let backend = try FileBackend(loading: path, call)
+            if try FileState(of: path) == backend.state { return backend }
+            try call.checkCancellation()
+        }
+        throw KeyringError.keptChanging("reading of the keyring file \(path)")
+    }
+
+    private static let loadAttempts = 5
+
+    /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
+    private func withWriteLock<Result>(_ call: CallContext, _ body: (FileBackend) throws -> Result) throws -> Result {
+        let place = CreationLock.Place.file(path)
+        let lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
+        defer { lock.release() }
+        return try withCurrent(call, body)
+    }
+}

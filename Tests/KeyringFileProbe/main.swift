@@ -1,0 +1,56 @@
+import Foundation
+import Keyring
+
+// Drives one KeyringClient through the lines of standard input, one answer line each, so tests can make a
+// single long-lived process meet changes other processes make between its calls (`sh COMMAND` runs one).
+// Items are addressed by service=probe and the account in $PROBE_ACCOUNT (default `a`).
+let client = KeyringClient(unlockPolicy: .nonInteractive, timeout: .seconds(20))
+let account = ProcessInfo.processInfo.environment["PROBE_ACCOUNT"] ?? "a"
+let attributes: KeyringAttributes = ["service": "probe", "account": account]
+
+func answer(_ command: Substring, _ argument: String) async throws -> String {
+    switch command {
+    case "path": return client.keyringFilePath ?? "service"
+    case "read": return try await client.secret(matching: attributes)?.utf8String ?? "absent"
+    case "store":
+        try await client.store(KeyringSecret(utf8: argument), label: "probe \(argument)", attributes: attributes)
+        return "stored"
+    case "add": return String(try await client.add(KeyringSecret(utf8: argument), label: "probe \(argument)", attributes: attributes))
+    case "create":
+        let (secret, created) = try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: argument) }, label: "probe")
+        return (created ? "created " : "existing ") + (secret.utf8String ?? "?")
+    case "items":
+        return try await client.items(matching: ["service": "probe"]).map { "\($0.label)@\($0.collection)" }.joined(separator: ",")
+    case "secret-of-first":
+        guard let item = try await client.items(matching: attributes).first else { return "none" }
+        return try await client.secret(of: item)?.utf8String ?? "gone"
+    case "delete-first":
+        guard let item = try await client.items(matching: attributes).first else { return "none" }
+        return String(try await client.delete(item))
+    case "delete-all": return String(try await client.deleteAll(matching: ["service": "probe"]))
+    case "lock":
+        try await client.lock(.default)
+        return "locked"
+    case "sh":
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", argument]
+        try shell.run()
+        shell.waitUntilExit()
+        return "exit \(shell.terminationStatus)"
+    default: return "unknown command \(command)"
+    }
+}
+
+while let line = readLine() {
+    let command = line.prefix { $0 != " " }
+    let argument = String(line.dropFirst(command.count).drop { $0 == " " })
+    let reply: String
+    do {
+        reply = try await answer(command, argument)
+    } catch {
+        reply = "error: \(error)"
+    }
+    // Unbuffered, so that it comes before what a following `sh` command prints.
+    FileHandle.standardOutput.write(Data((reply + "\n").utf8))
+}
