@@ -28,6 +28,7 @@ func answer(_ command: Substring, _ argument: String) async throws -> String {
         guard let item = try await client.items(matching: attributes).first else { return "none" }
         return String(try await client.delete(item))
     case "delete-all": return String(try await client.deleteAll(matching: ["service": "probe"]))
+    case "migrate": return "moved \(try await client.moveToKeyringFile(matching: ["service": "probe"]))"
     case "lock":
         try await client.lock(.default)
         return "locked"

@@ -78,6 +78,9 @@ extension GLibFailure {
         if opening {
             if ourCancellation { return .portalUnavailable("it did not hand over the app's key within \(call.timeout)") }
             if isCancelled { return .portalUnavailable("the request for the app's key was cancelled by the user or the portal") }
+            if isIO(G_IO_ERROR_INVALID_ARGUMENT) {
+                return .portalUnavailable("\(message): libsecret asks the portal only inside a Flatpak or Snap sandbox")
+            }
             if domain == g_io_error_quark() && !isIO(G_IO_ERROR_FAILED) { return unreadable(message) }
             return .portalUnavailable(message)
         }

@@ -8,12 +8,12 @@ import FoundationEssentials
 ///
 /// The decision never depends on whether a service answers now: a host keyring that is down for a moment must
 /// not send an app to an empty file, where its identity would look absent.
-enum SandboxDetection {
+package enum SandboxDetection {
     /// Whether clients of the session bus use the keyring file in this process.
-    static let usesKeyringFile = usesKeyringFile(environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info")
+    package static let usesKeyringFile = usesKeyringFile(environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info")
 
     /// The decision for `environment` and the Flatpak metadata at `flatpakInfo`.
-    static func usesKeyringFile(environment: [String: String], flatpakInfo: String) -> Bool {
+    package static func usesKeyringFile(environment: [String: String], flatpakInfo: String) -> Bool {
         switch environment["SECRET_BACKEND"] {
         case "file": return true
         case "service": return false

@@ -1,0 +1,129 @@
+import Foundation
+import KeyringTestSupport
+import Testing
+
+/// A keyring file in a throwaway directory, used through libsecret's real file backend (`SECRET_BACKEND=file`
+/// and its test password in place of the portal's key) by child processes: libsecret reads those variables from
+/// the environment, so each program runs with its own.
+final class TestKeyringFile: Sendable {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("kf-\(UUID().uuidString.prefix(8))")
+    var path: String { root.appendingPathComponent("keyrings/default.keyring").path }
+
+    init() throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    /// No session bus: nothing may reach a Secret Service.
+    func environment(password: String? = "file password") -> [String: String] {
+        var environment = ["PATH": "/usr/bin:/bin", "HOME": root.path, "SECRET_BACKEND": "file", "SECRET_FILE_TEST_PATH": path]
+        environment["SECRET_FILE_TEST_PASSWORD"] = password
+        return environment
+    }
+
+    func run(_ executable: String, _ arguments: [String], input: String = "", password: String? = "file password") async throws -> ProcessOutput {
+        try await ChildProcess.run(executable, arguments, environment: environment(password: password), input: Data(input.utf8))
+    }
+
+    func deviceid(_ arguments: String..., password: String? = "file password") async throws -> ProcessOutput {
+        try await run(deviceidExecutable, arguments, password: password)
+    }
+
+    /// Runs the probe with `script` (one command per line) and returns its answers, one per line.
+    func probe(_ script: [String], account: String = "a") async throws -> [String] {
+        var environment = environment()
+        environment["PROBE_ACCOUNT"] = account
+        let output = try await ChildProcess.run(
+            ExampleTests.built("KeyringFileProbe"), [], environment: environment, input: Data(script.joined(separator: "\n").utf8))
+        #expect(output.status == 0, "\(output.errorText)")
+        return output.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+}
+
+@Suite("libsecret's keyring file (SECRET_BACKEND=file): the same API, as truthful")
+struct KeyringFileTests {
+    @Test("deviceid keeps its identity in the file, where libsecret's own secret-tool finds it")
+    func identity() async throws {
+        let file = try TestKeyringFile()
+        let first = try await file.deviceid("id")
+        #expect(first.status == 0, "\(first.errorText)")
+        #expect(try await file.deviceid("id").text == first.text)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        let search = try await file.run("/usr/bin/secret-tool", ["search", "--all", "service", "deviceid"])
+        #expect(search.text.contains("label = Device identity key (deviceid)"), "\(search.errorText)")
+    }
+
+    @Test("A file written under another key is a typed error, never a new identity, and stays byte for byte")
+    func anotherKey() async throws {
+        let file = try TestKeyringFile()
+        let id = try await file.deviceid("id").text
+        let before = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        let wrong = try await file.deviceid("id", password: "another password")
+        #expect(wrong.status == 65)
+        #expect(wrong.errorText.contains("cannot be used") && wrong.errorText.contains("another key"), "\(wrong.errorText)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == before)
+        #expect(try await file.deviceid("id").text == id)
+    }
+
+    @Test("Without a key — no portal outside a sandbox — the error names the portal and nothing is written")
+    func noKey() async throws {
+        let file = try TestKeyringFile()
+        let output = try await file.deviceid("id", password: nil)
+        #expect(output.status == 69)
+        #expect(output.errorText.contains("Secret portal"), "\(output.errorText)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test("One long-lived process sees what other processes write, and its writes lose none of theirs")
+    func longLivedProcess() async throws {
+        let file = try TestKeyringFile()
+        let answers = try await file.probe([
+            "path", "read", "create one",
+            // secret-tool (libsecret's own process-wide backend) writes between this process's calls.
+            "sh echo -n bee | secret-tool store --label=other service probe account b",
+            "items", "store two",
+            "sh secret-tool lookup service probe account b",
+            "sh secret-tool clear service probe account a",
+            "read", "create three",
+        ])
+        #expect(answers.count == 10 && Set(answers[4].split(separator: ",")) == ["other@default", "probe@default"], "\(answers)")
+        #expect(answers.prefix(4) + answers.dropFirst(5) == [
+            file.path, "absent", "created one",
+            "exit 0",
+            "stored",
+            "beeexit 0",
+            "exit 0",
+            "absent", "created three",
+        ])
+        let lookup = try await file.run("/usr/bin/secret-tool", ["lookup", "service", "probe", "account", "b"])
+        #expect(lookup.text == "bee")
+    }
+
+    @Test("Store replaces what another libsecret program wrote under the same attributes; add never replaces")
+    func replaceAndAdd() async throws {
+        let file = try TestKeyringFile()
+        let answers = try await file.probe([
+            "sh echo -n theirs | secret-tool store --label=theirs service probe account a",
+            "add mine", "read", "store mine", "read", "secret-of-first", "items", "delete-first", "read", "add again", "delete-all",
+            "read", "lock", "create after-lock",
+        ])
+        #expect(answers == [
+            "exit 0",
+            "false", "theirs", "stored", "mine", "mine", "probe mine@default", "true", "absent", "true", "1",
+            "absent", "locked", "created after-lock",
+        ])
+    }
+
+    @Test("Concurrent first runs make exactly one identity in the file")
+    func concurrentCreation() async throws {
+        let file = try TestKeyringFile()
+        let ids = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<6 { group.addTask { try await file.deviceid("id").text } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(ids.count == 1 && ids.first?.count == 65)
+        let search = try await file.run("/usr/bin/secret-tool", ["search", "--all", "account", "swift-deviceid.device-identifier"])
+        #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Keyring
+
+/// The real Secret portal on a private keyring's bus: `xdg-desktop-portal`, finding gnome-keyring's portal
+/// backend (`org.freedesktop.impl.portal.Secret`) as on a GNOME desktop.
+public final class SecretPortal: Sendable {
+    private let process: Process
+    private let exited: Task<Int32, Never>
+
+    fileprivate init(process: Process, exited: Task<Int32, Never>) {
+        self.process = process
+        self.exited = exited
+    }
+
+    /// Stops the portal (SIGKILL) and waits until it has exited.
+    public func stop() async {
+        ChildProcess.signal(process, SIGKILL)
+        _ = await exited.value
+    }
+
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the portal: one that accepts calls and never answers.
+    public func freeze(_ frozen: Bool) {
+        ChildProcess.signal(process, frozen ? SIGSTOP : SIGCONT)
+    }
+}
+
+extension PrivateKeyring {
+    /// Starts the Secret portal on this bus (gnome-keyring must serve it: start the daemon first) and waits until
+    /// it owns `org.freedesktop.portal.Desktop`. It stops with this keyring.
+    public func startSecretPortal() async throws -> SecretPortal {
+        var environment = environment
+        environment["XDG_CURRENT_DESKTOP"] = "gnome"
+        let process = try ChildProcess.prepare("/usr/libexec/xdg-desktop-portal", ["--replace"], environment: environment)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let exited = ChildProcess.exitStatus(of: process)
+        try process.run()
+        adopt(process, exited: exited)
+        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.portal.Desktop"])
+        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("xdg-desktop-portal did not appear: \(wait.errorText)") }
+        return SecretPortal(process: process, exited: exited)
+    }
+
+    /// Runs `executable` as a Flatpak app would run: in a bubblewrap sandbox with a `/.flatpak-info` naming
+    /// `appID`, the host's `/usr` and `/etc` read-only, a home of the app's own (kept between runs of one app), and a
+    /// session bus that is this keyring's bus seen through `xdg-dbus-proxy`, which lets through only
+    /// `org.freedesktop.portal.*` and the names in `talk` (which the metadata grants as Flatpak's `--talk-name` does).
+    public func runSandboxed(
+        _ executable: String, _ arguments: [String], appID: String = "org.example.App", talk: [String] = [],
+        input: Data = Data(), environment extra: [String: String] = [:]
+    ) async throws -> ProcessOutput {
+        let app = root.appendingPathComponent("apps/\(appID)")
+        for directory in ["data", "config", "cache"] {
+            try FileManager.default.createDirectory(
+                at: app.appendingPathComponent(directory), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let metadata = app.appendingPathComponent("flatpak-info")
+        try flatpakInfo(appID: appID, talk: talk).write(to: metadata, atomically: true, encoding: .utf8)
+        let socket = root.appendingPathComponent("run/proxy-\(UUID().uuidString.prefix(8))").path
+        let proxy = try ChildProcess.prepare(
+            "xdg-dbus-proxy", [address, socket, "--filter", "--talk=org.freedesktop.portal.*"] + talk.map { "--talk=\($0)" },
+            environment: [:])
+        proxy.standardOutput = FileHandle.nullDevice
+        proxy.standardError = FileHandle.nullDevice
+        let proxyExited = ChildProcess.exitStatus(of: proxy)
+        try proxy.run()
+        defer { ChildProcess.signal(proxy, SIGKILL) }
+        try await waitUntil("xdg-dbus-proxy listens") { FileManager.default.fileExists(atPath: socket) }
+
+        let runtime = "/run/user/\(getuid())"
+        var inside = [
+            "PATH": "/usr/bin:/bin", "HOME": app.path, "XDG_DATA_HOME": app.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": app.appendingPathComponent("config").path, "XDG_CACHE_HOME": app.appendingPathComponent("cache").path,
+            "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/flatpak/bus", "FLATPAK_ID": appID,
+        ]
+        inside.merge(extra) { $1 }
+        var sandbox = [
+            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", runtime,
+            "--bind", socket, "/run/flatpak/bus", "--ro-bind", metadata.path, "/.flatpak-info",
+            "--bind", app.path, app.path,
+            "--unshare-pid", "--die-with-parent", "--clearenv",
+        ]
+        // The program and the Swift runtime it links, where they are on the host.
+        for directory in Set([URL(fileURLWithPath: executable).deletingLastPathComponent().path] + Self.swiftRuntimeDirectories) {
+            sandbox += ["--ro-bind", directory, directory]
+        }
+        for (name, value) in inside.sorted(by: { $0.key < $1.key }) { sandbox += ["--setenv", name, value] }
+        let output = try await ChildProcess.run("bwrap", sandbox + [executable] + arguments, environment: [:], input: input)
+        ChildProcess.signal(proxy, SIGKILL)
+        _ = await proxyExited.value
+        return output
+    }
+
+    /// The keyring file of the sandboxed app `appID`, as libsecret keeps it.
+    public func sandboxKeyringFile(appID: String = "org.example.App") -> URL {
+        root.appendingPathComponent("apps/\(appID)/data/keyrings/default.keyring")
+    }
+
+    private func flatpakInfo(appID: String, talk: [String]) -> String {
+        var info = "[Application]\nname=\(appID)\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Context]\nshared=ipc;\nsockets=wayland;\n"
+        if !talk.isEmpty { info += "\n[Session Bus Policy]\n" + talk.map { "\($0)=talk\n" }.joined() }
+        return info
+    }
+
+    /// The directories the Swift runtime libraries of this process were loaded from (outside `/usr`).
+    private static let swiftRuntimeDirectories: [String] = {
+        let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+        let libraries = maps.split(separator: "\n").compactMap { line in line.split(separator: " ").last.map(String.init) }
+            .filter { $0.hasSuffix(".so") && $0.contains("/libswift") && !$0.hasPrefix("/usr/") }
+        return Array(Set(libraries.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }))
+    }()
+}
