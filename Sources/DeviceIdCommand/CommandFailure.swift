@@ -10,6 +10,8 @@ struct CommandFailure: Error {
         var accessGroup: AccessGroup
         var account: String?
         var nonInteractive: Bool
+        /// The keyring file the command used, inside a sandbox; `nil` for the Secret Service.
+        var keyringFile: String? = nil
     }
 
     let message: String
@@ -45,6 +47,10 @@ struct CommandFailure: Error {
         case (.promptDismissed, _) where noDisplay:
             return "there is no display to show the keyring's unlock prompt on (DISPLAY and WAYLAND_DISPLAY are unset); "
                 + "unlock the keyring in your desktop session first, then try again"
+        case (.timedOut(let timeout), _) where context.keyringFile != nil:
+            return "no answer within \(timeout) (`--timeout`): inside a sandbox the keyring's key comes from the Secret portal, which "
+                + "may not be answering (is xdg-desktop-portal running, with a Secret backend such as GNOME Keyring?), or another "
+                + "program may be creating the identity; try again once the portal answers"
         case (.timedOut(let timeout), _):
             let prompt = context.nonInteractive ? "" : noDisplay
                 ? "an unlock prompt may be waiting with no display to show it on (DISPLAY and WAYLAND_DISPLAY are unset), "

@@ -48,7 +48,8 @@ struct KeyringOptions: ParsableArguments {
                 return value
             }
         } catch {
-            throw CommandFailure(error, context: .init(accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive))
+            throw CommandFailure(error, context: .init(
+                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
         }
     }
 }

@@ -82,10 +82,8 @@ extension PrivateKeyring {
             "--bind", app.path, app.path,
             "--unshare-pid", "--die-with-parent", "--clearenv",
         ]
-        // The program and the Swift runtime it links, where they are on the host.
-        for directory in Set([URL(fileURLWithPath: executable).deletingLastPathComponent().path] + Self.swiftRuntimeDirectories) {
-            sandbox += ["--ro-bind", directory, directory]
-        }
+        // The program and the libraries it links from outside /usr (the Swift runtime), where they are on the host.
+        for directory in try await Self.directoriesOutsideUsr(of: executable) { sandbox += ["--ro-bind", directory, directory] }
         for (name, value) in inside.sorted(by: { $0.key < $1.key }) { sandbox += ["--setenv", name, value] }
         let output = try await ChildProcess.run("bwrap", sandbox + [executable] + arguments, environment: [:], input: input)
         ChildProcess.signal(proxy, SIGKILL)
@@ -104,11 +102,13 @@ extension PrivateKeyring {
         return info
     }
 
-    /// The directories the Swift runtime libraries of this process were loaded from (outside `/usr`).
-    private static let swiftRuntimeDirectories: [String] = {
-        let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
-        let libraries = maps.split(separator: "\n").compactMap { line in line.split(separator: " ").last.map(String.init) }
-            .filter { $0.hasSuffix(".so") && $0.contains("/libswift") && !$0.hasPrefix("/usr/") }
-        return Array(Set(libraries.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }))
-    }()
+    /// The directory of `executable` and those of the libraries it links from outside `/usr`, as `ldd` resolves them.
+    private static func directoriesOutsideUsr(of executable: String) async throws -> Set<String> {
+        let linked = try await ChildProcess.run("/usr/bin/ldd", [executable], environment: [:])
+        let libraries = linked.text.split(separator: "\n").compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("/") }.map(String.init)
+        }
+        let directories = ([executable] + libraries).map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+        return Set(directories.filter { !$0.hasPrefix("/usr/") && !$0.hasPrefix("/lib") })
+    }
 }

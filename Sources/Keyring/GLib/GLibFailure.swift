@@ -30,6 +30,11 @@ struct GLibFailure: Error {
         g_error_free(error)
     }
 
+    /// A call given up on when it was cancelled, as GIO reports a cancelled call.
+    static var abandoned: GLibFailure {
+        GLibFailure(taking: g_error_new_literal(g_io_error_quark(), Int32(G_IO_ERROR_CANCELLED.rawValue), "abandoned")!)
+    }
+
     private func isIO(_ code: GIOErrorEnum) -> Bool { domain == g_io_error_quark() && self.code == Int32(code.rawValue) }
     private func isDBus(_ code: GDBusError) -> Bool { domain == g_dbus_error_quark() && self.code == Int32(code.rawValue) }
     private func isSecret(_ code: SecretError) -> Bool { domain == secret_error_get_quark() && self.code == code.rawValue }

@@ -22,8 +22,7 @@ final class FileBackend: @unchecked Sendable {
         let object: UnsafeMutablePointer<GObject>
         do {
             state = try FileState(of: path)
-            object = try awaitGLib({ callback, data in deviceid_file_backend_new_async(type, call.cancellable, callback, data) },
-                finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! })
+            object = try Self.start(type, call)
         } catch var failure as GLibFailure {
             failure.keyringFile = (path, true)
             throw failure
@@ -34,6 +33,21 @@ final class FileBackend: @unchecked Sendable {
     }
 
     deinit { g_object_unref(UnsafeMutableRawPointer(backend)) }
+
+    /// Starts an instance of `type`, again whenever the Secret portal's answer went missing (see ``PortalResponseWatch``).
+    private static func start(_ type: GType, _ call: CallContext) throws -> UnsafeMutablePointer<GObject> {
+        while true {
+            var watch: PortalResponseWatch?
+            do {
+                return try awaitGLib(abandoningWhenCancelled: call, orWhen: { watch?.answerWasMissed == true }, { callback, data in
+                    watch = PortalResponseWatch()
+                    deviceid_file_backend_new_async(type, nil, callback, data)
+                }, finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! })
+            } catch is GLibCallStalled {
+                continue
+            }
+        }
+    }
 
     /// The file backend's type: libsecret exports its type function, as every GObject type's, but does not
     /// declare it in its headers, so it is looked up by name; `nil` when libsecret was built without it.
@@ -48,8 +62,8 @@ final class FileBackend: @unchecked Sendable {
         _ attributes: KeyringAttributes, _ call: CallContext, _ body: ([FileItem]) throws -> Result
     ) throws -> Result {
         let found = try withHashTable(attributes) { table in
-            try awaitGLib({ callback, data in
-                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, call.cancellable, callback, data)
+            try awaitGLib(abandoningWhenCancelled: call, { callback, data in
+                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, nil, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.search_finish(backend, result, $0) } })
         }
         defer { g_list_free_full(found, g_object_unref) }
@@ -64,8 +78,8 @@ final class FileBackend: @unchecked Sendable {
 
     /// The secret of `item`, one of those ``withMatches(_:_:_:)`` handed out.
     func secret(of item: FileItem, _ call: CallContext) throws -> KeyringSecret {
-        let value = try awaitGLib({ callback, data in
-            secret_retrievable_retrieve_secret(item.retrievable, call.cancellable, callback, data)
+        let value = try awaitGLib(abandoningWhenCancelled: call, { callback, data in
+            secret_retrievable_retrieve_secret(item.retrievable, nil, callback, data)
         }, finish: { _, result in try gCall { secret_retrievable_retrieve_secret_finish(item.retrievable, result, $0) }! })
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length = 0
@@ -80,8 +94,8 @@ final class FileBackend: @unchecked Sendable {
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         try withHashTable(attributes) { table in
-            _ = try awaitGLib({ callback, data in
-                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, call.cancellable, callback, data)
+            _ = try awaitGLib(abandoningWhenCancelled: call, { callback, data in
+                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, nil, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.store_finish(backend, result, $0) } })
         }
     }
@@ -89,8 +103,8 @@ final class FileBackend: @unchecked Sendable {
     /// Removes every item whose attributes include `attributes` and writes the file; whether one went.
     func clear(_ attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
         try withHashTable(attributes) { table in
-            try awaitGLib({ callback, data in
-                interface.pointee.clear(backend, nil, table, call.cancellable, callback, data)
+            try awaitGLib(abandoningWhenCancelled: call, { callback, data in
+                interface.pointee.clear(backend, nil, table, nil, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.clear_finish(backend, result, $0) } }) != 0
         }
     }

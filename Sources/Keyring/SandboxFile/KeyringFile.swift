@@ -160,11 +160,15 @@ final class KeyringFile: Sendable {
         do {
             return try loaded.withLock { loaded in
                 let now = try FileState(of: path)
-                if let backend = loaded, backend.state == now { return try body(backend) }
-                loaded = nil
-                let backend = try load(call)
+                let backend = try loaded.flatMap { $0.state == now ? $0 : nil } ?? load(call)
                 loaded = backend
-                return try body(backend)
+                do {
+                    return try body(backend)
+                } catch let failure as GLibFailure where failure.isCancelled {
+                    // A step given up on half-way leaves the instance in a state no one knows.
+                    loaded = nil
+                    throw failure
+                }
             }
         } catch var failure as GLibFailure {
             failure.keyringFile = failure.keyringFile ?? (path, false)
