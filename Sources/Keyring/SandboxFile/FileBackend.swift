@@ -40,7 +40,7 @@ final class FileBackend: @unchecked Sendable {
             var watch: PortalResponseWatch?
             do {
                 return try awaitGLib(abandoningWhenCancelled: call, orWhen: { watch?.answerWasMissed == true }, { callback, data in
-                    watch = PortalResponseWatch()
+                    if PortalResponseWatch.isNeeded { watch = PortalResponseWatch() }
                     deviceid_file_backend_new_async(type, nil, callback, data)
                 }, finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! })
             } catch is GLibCallStalled {

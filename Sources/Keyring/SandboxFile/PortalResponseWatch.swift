@@ -1,4 +1,5 @@
 import CLibSecret
+import FoundationEssentials
 
 /// Notices the Secret portal's answers to this process, to tell a slow portal from an answer libsecret missed.
 ///
@@ -19,6 +20,14 @@ final class PortalResponseWatch {
     /// How long the backend may take after the portal answered (reading the key, deriving the file's key with
     /// 100,000 rounds of PBKDF2, loading the file) before the answer counts as missed.
     static let grace = Duration.seconds(1)
+
+    /// Whether libsecret's file backend asks the portal in this process, as it decides: no test password, and
+    /// inside a Flatpak or Snap sandbox.
+    static let isNeeded: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        return (environment["SECRET_FILE_TEST_PASSWORD"] ?? "").isEmpty
+            && (FileManager.default.fileExists(atPath: "/.flatpak-info") || environment["SNAP_NAME"] != nil)
+    }()
 
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.
