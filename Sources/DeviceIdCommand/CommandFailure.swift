@@ -99,7 +99,7 @@ struct CommandFailure: Error {
         switch error {
         case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable: 69
         case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: 75
-        case .invalidItemData, .keyringFileUnusable: 65
+        case .invalidItemData, .keyringFileUnusable, .notMoved: 65
         case .invalidAttributes: 64
         case .lockUnavailable: 73
         case .other: 70

@@ -18,8 +18,8 @@ struct DeviceIdCommand: AsyncParsableCommand {
             Exit codes: 0 ok; 64 usage (or the identity is stored with/without encryption and the options say otherwise); \
             65 stored data or a legacy identifier corrupt or undecryptable, left as it is; 66 no identity (`info`, \
             `public-key`, `sign` without `--create`); 69 no Secret Service, no session bus or no default keyring; \
-            65 also when the TPM refuses a TPM-held key made by another TPM, or (in a sandbox) the keyring file holds items \
-            its key cannot open; 69 also when there is no usable TPM, or (in a sandbox) the Secret portal gives no key; \
+            65 also when the TPM refuses a TPM-held key made by another TPM, or (in a sandbox) the keyring file is damaged or \
+            holds items its key cannot open, or the host keyring holds the identity still; 69 also when there is no usable TPM, or (in a sandbox) the Secret portal gives no key; \
             70 internal; 73 the creation lock's directory cannot be used; 74 an input (standard input, a legacy file) \
             cannot be read; 75 keyring locked, prompt dismissed, timed out or busy, or the TPM in lockout: try again later.
 

@@ -33,7 +33,7 @@ public struct KeyringClient: Sendable {
 
     let connection: ServiceConnection
     /// The sandbox's keyring file, when this client keeps items there.
-    let file: KeyringFile?
+    var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
     /// or `nil` when it uses the Secret Service on ``bus``.
@@ -53,7 +53,6 @@ public struct KeyringClient: Sendable {
         self.timeout = timeout
         self.transport = transport
         connection = .shared(bus, transport: transport)
-        file = bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.shared() : nil
     }
 
     /// Closes this process's connections to `bus`, for a bus that is going away (a test's private one):
@@ -124,6 +123,7 @@ public struct KeyringClient: Sendable {
         try validate(collection)
         if let file {
             let stored = withSchemaName(attributes)
+            try await refuseIfNotMoved(attributes)
             return try await BlockingExecutor.run(timeout: timeout) { call in
                 try file.add(secret, label: label, attributes: stored, contentType: contentType, call)
             }
@@ -166,7 +166,11 @@ public struct KeyringClient: Sendable {
         if let file {
             let stored = withSchemaName(attributes)
             return try await withCreationLock(for: attributes) {
-                try await BlockingExecutor.run(timeout: timeout) { call in
+                if let existing = try await BlockingExecutor.run(timeout: timeout, { call in try file.secret(matching: attributes, call) }) {
+                    return (existing, false)
+                }
+                try await refuseIfNotMoved(attributes)
+                return try await BlockingExecutor.run(timeout: timeout) { call in
                     if let existing = try file.secret(matching: attributes, call) { return (existing, false) }
                     let created = try make()
                     if try file.add(created, label: label, attributes: stored, contentType: contentType, call) { return (created, true) }

@@ -31,6 +31,10 @@ public enum KeyringError: Error, Sendable, Hashable {
     case portalUnavailable(String)
     /// The app's keyring file (inside a sandbox) cannot be read or written; it is left as it is.
     case keyringFileUnusable(path: String, detail: String)
+    /// Inside a sandbox, the host's Secret Service still holds items this app kept there before it used its keyring
+    /// file (the detail says which); nothing was created. Move them once with
+    /// ``KeyringClient/moveToKeyringFile(matching:)``.
+    case notMoved(String)
     /// The attributes do not fit the schema.
     case invalidAttributes(String)
     /// Any other failure, with the underlying GLib error domain, code and message.
@@ -78,6 +82,9 @@ extension KeyringError: CustomStringConvertible {
         case .keyringFileUnusable(let path, let detail):
             "the keyring file \(path) cannot be used: \(detail); it is left as it is — keep it while the keyring that wrote it "
                 + "may come back, since moving it aside loses its items"
+        case .notMoved(let detail):
+            "\(detail), while this sandboxed app keeps its items in its keyring file; nothing was created: move them into the "
+                + "file once with KeyringClient.moveToKeyringFile(matching:), which keeps the host's copies until the file holds them"
         case .invalidAttributes(let detail):
             "invalid keyring attributes: \(detail)"
         case .other(let domain, let code, let message):

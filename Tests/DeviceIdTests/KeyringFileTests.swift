@@ -66,6 +66,21 @@ struct KeyringFileTests {
         #expect(try await file.deviceid("id").text == id)
     }
 
+    @Test("A truncated or damaged file is a typed error, never an identity made afresh, and stays byte for byte")
+    func damagedFile() async throws {
+        let file = try TestKeyringFile()
+        let id = try await file.deviceid("id").text
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        for damaged in [whole.prefix(whole.count - 40), whole.prefix(30), Data(whole.prefix(18)) + Data(repeating: 0xFF, count: whole.count - 18)] {
+            try damaged.write(to: URL(fileURLWithPath: file.path))
+            let output = try await file.deviceid("id")
+            #expect(output.status == 65 && output.errorText.contains("cannot be used"), "\(output.status) \(output.errorText)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == damaged)
+        }
+        try whole.write(to: URL(fileURLWithPath: file.path))
+        #expect(try await file.deviceid("id").text == id)
+    }
+
     @Test("Without a key — no portal outside a sandbox — the error names the portal and nothing is written")
     func noKey() async throws {
         let file = try TestKeyringFile()

@@ -3,15 +3,20 @@ import Keyring
 
 // Drives one KeyringClient through the lines of standard input, one answer line each, so tests can make a
 // single long-lived process meet changes other processes make between its calls (`sh COMMAND` runs one).
-// Items are addressed by service=probe and the account in $PROBE_ACCOUNT (default `a`).
+// Items are addressed by the service in $PROBE_SERVICE (default `probe`) and the account in $PROBE_ACCOUNT
+// (default `a`).
 let client = KeyringClient(unlockPolicy: .nonInteractive, timeout: .seconds(20))
+let service = ProcessInfo.processInfo.environment["PROBE_SERVICE"] ?? "probe"
 let account = ProcessInfo.processInfo.environment["PROBE_ACCOUNT"] ?? "a"
-let attributes: KeyringAttributes = ["service": "probe", "account": account]
+let attributes: KeyringAttributes = ["service": service, "account": account]
 
 func answer(_ command: Substring, _ argument: String) async throws -> String {
     switch command {
     case "path": return client.keyringFilePath ?? "service"
     case "read": return try await client.secret(matching: attributes)?.utf8String ?? "absent"
+    case "read-hex":
+        guard let secret = try await client.secret(matching: attributes) else { return "absent" }
+        return secret.withUnsafeBytes { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
     case "store":
         try await client.store(KeyringSecret(utf8: argument), label: "probe \(argument)", attributes: attributes)
         return "stored"
@@ -20,15 +25,15 @@ func answer(_ command: Substring, _ argument: String) async throws -> String {
         let (secret, created) = try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: argument) }, label: "probe")
         return (created ? "created " : "existing ") + (secret.utf8String ?? "?")
     case "items":
-        return try await client.items(matching: ["service": "probe"]).map { "\($0.label)@\($0.collection)" }.joined(separator: ",")
+        return try await client.items(matching: ["service": service]).map { "\($0.label)@\($0.collection)" }.joined(separator: ",")
     case "secret-of-first":
         guard let item = try await client.items(matching: attributes).first else { return "none" }
         return try await client.secret(of: item)?.utf8String ?? "gone"
     case "delete-first":
         guard let item = try await client.items(matching: attributes).first else { return "none" }
         return String(try await client.delete(item))
-    case "delete-all": return String(try await client.deleteAll(matching: ["service": "probe"]))
-    case "migrate": return "moved \(try await client.moveToKeyringFile(matching: ["service": "probe"]))"
+    case "delete-all": return String(try await client.deleteAll(matching: ["service": service]))
+    case "migrate": return "moved \(try await client.moveToKeyringFile(matching: ["service": service]))"
     case "lock":
         try await client.lock(.default)
         return "locked"

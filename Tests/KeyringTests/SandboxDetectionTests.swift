@@ -7,12 +7,12 @@ import Testing
 struct SandboxDetectionTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-\(UUID().uuidString.prefix(8))")
 
-    func decision(flatpakInfo: String?, environment: [String: String] = [:]) throws -> Bool {
+    func decision(flatpakInfo: String?, environment: [String: String] = [:], moved: Bool = false) throws -> Bool {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("flatpak-info")
         if let flatpakInfo { try flatpakInfo.write(to: path, atomically: true, encoding: .utf8) }
-        return SandboxDetection.usesKeyringFile(environment: environment, flatpakInfo: path.path)
+        return SandboxDetection.usesKeyringFile(environment: environment, flatpakInfo: path.path, moved: moved)
     }
 
     @Test("Outside a sandbox: the Secret Service; SECRET_BACKEND decides over everything")
@@ -32,6 +32,8 @@ struct SandboxDetectionTests {
         #expect(try !decision(flatpakInfo: "[Application]\nname=a.b.C\n\n[Session Bus Policy]\norg.freedesktop.secrets=talk\n"))
         #expect(try !decision(flatpakInfo: "[Application]\nname=a.b.C\n\n[Session Bus Policy]\norg.freedesktop.*=talk\n"))
         #expect(try !decision(flatpakInfo: "[Application]\nname=a.b.C\n\n[Context]\nsockets=wayland;session-bus;\n"))
+        // Once its items were moved into the file, the file stays in use.
+        #expect(try decision(flatpakInfo: "[Application]\nname=a.b.C\n\n[Session Bus Policy]\norg.freedesktop.secrets=talk\n", moved: true))
         // Unreadable metadata grants nothing.
         #expect(try decision(flatpakInfo: "not a key file ["))
     }

@@ -1,22 +1,29 @@
 import CLibSecret
 
+/// What a GLib asynchronous call does when the ``CallContext`` it runs in is cancelled.
+enum GLibCallCancellation {
+    /// The call gets the call's `GCancellable`, and is waited for until it ends (cancelled or not).
+    case cancels
+    /// The call gets no cancellable and is abandoned: waiting stops, it throws a cancellation, and the call's
+    /// callback never runs (nothing iterates its main context again). For libsecret's file backend while it waits
+    /// for the Secret portal: cancelling that request deadlocks — its cancel handler starts a D-Bus call on the
+    /// cancellable being cancelled, and GLib 2.74 then waits for the cancellation to end inside it (libsecret
+    /// fixed it in 0.21.0).
+    case isAbandoned
+}
+
 /// Runs one GLib asynchronous call to its end on this thread, in a main context of its own made the thread's
 /// default, so the call's callbacks — and those of everything it starts — run here and nowhere else.
-/// `start` begins the call with the callback and data it is given; `finish` takes its result.
+/// `start` begins the call with the cancellable, callback and data it is given; `finish` takes its result.
 /// Blocking: call on a worker thread.
 ///
-/// The call is never cancelled: once `call`'s cancellable is (by its deadline or its task), it is abandoned, and
-/// this throws a cancellation. Cancelling libsecret's file backend can deadlock — while it waits for the Secret
-/// portal, its cancel handler starts a D-Bus call on the cancellable being cancelled, and GLib 2.74 then waits
-/// for the cancellation to end inside it — so its calls get no cancellable. An abandoned call's callback never
-/// runs: nothing iterates its main context again.
-///
-/// With `stalled`, the call is also abandoned, throwing ``GLibCallStalled``, once `stalled` says so; it is asked
-/// a few times a second.
+/// With `stalled`, an abandonable call is also abandoned, throwing ``GLibCallStalled``, once `stalled` says so;
+/// it is asked a few times a second.
 func awaitGLib<Result>(
-    abandoningWhenCancelled call: CallContext,
+    _ call: CallContext,
+    _ cancellation: GLibCallCancellation,
     orWhen stalled: (() -> Bool)? = nil,
-    _ start: (GAsyncReadyCallback, gpointer) -> Void,
+    _ start: (UnsafeMutablePointer<GCancellable>?, GAsyncReadyCallback, gpointer) -> Void,
     finish: (_ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer) throws -> Result
 ) throws -> Result {
     let context = g_main_context_new()!
@@ -25,36 +32,32 @@ func awaitGLib<Result>(
         g_main_context_pop_thread_default(context)
         g_main_context_unref(context)
     }
-    // Wakes the loop below when the call is cancelled.
-    let cancelled = g_cancellable_source_new(call.cancellable)!
-    g_source_set_dummy_callback(cancelled)
-    g_source_attach(cancelled, context)
-    defer {
-        g_source_destroy(cancelled)
-        g_source_unref(cancelled)
-    }
-    let tick = stalled.map { _ in g_timeout_source_new(200)! }
-    if let tick {
-        g_source_set_dummy_callback(tick)
-        g_source_attach(tick, context)
+    let abandonable = cancellation == .isAbandoned
+    // Wake the loop below when the call is cancelled, and a few times a second for `stalled`.
+    let wakers = abandonable ? [g_cancellable_source_new(call.cancellable)!] + (stalled == nil ? [] : [g_timeout_source_new(200)!]) : []
+    for source in wakers {
+        g_source_set_dummy_callback(source)
+        g_source_attach(source, context)
     }
     defer {
-        if let tick {
-            g_source_destroy(tick)
-            g_source_unref(tick)
+        for source in wakers {
+            g_source_destroy(source)
+            g_source_unref(source)
         }
     }
     let completion = UnsafeMutablePointer<Completion>.allocate(capacity: 1)
     completion.initialize(to: Completion())
-    start({ source, result, data in
+    start(abandonable ? nil : call.cancellable, { source, result, data in
         let completion = data!.assumingMemoryBound(to: Completion.self)
         completion.pointee.source = source.map { g_object_ref(UnsafeMutableRawPointer($0)).assumingMemoryBound(to: GObject.self) }
         completion.pointee.result = OpaquePointer(g_object_ref(UnsafeMutableRawPointer(result)))
     }, completion)
     while completion.pointee.result == nil {
-        // Abandoned: the completion stays allocated, for a callback that will never come.
-        if g_cancellable_is_cancelled(call.cancellable) != 0 { throw GLibFailure.abandoned }
-        if stalled?() == true { throw GLibCallStalled() }
+        if abandonable {
+            // Abandoned: the completion stays allocated, for a callback that will never come.
+            if g_cancellable_is_cancelled(call.cancellable) != 0 { throw GLibFailure.abandoned }
+            if stalled?() == true { throw GLibCallStalled() }
+        }
         g_main_context_iteration(context, 1)
     }
     defer {
@@ -65,7 +68,7 @@ func awaitGLib<Result>(
     return try finish(completion.pointee.source, completion.pointee.result!)
 }
 
-/// A call ``awaitGLib(abandoningWhenCancelled:orWhen:_:finish:)`` gave up on because it stalled.
+/// A call ``awaitGLib(_:_:orWhen:_:finish:)`` abandoned because it stalled.
 struct GLibCallStalled: Error {}
 
 /// What a GLib asynchronous call handed its callback, kept until the caller has finished the call.

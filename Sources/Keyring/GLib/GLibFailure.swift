@@ -73,6 +73,14 @@ struct GLibFailure: Error {
 }
 
 extension GLibFailure {
+    /// What opening the keyring file and its directory can fail with; every other failure while opening it is the
+    /// bus's or the portal's.
+    private static let fileAccessErrors = [
+        G_IO_ERROR_PERMISSION_DENIED, G_IO_ERROR_IS_DIRECTORY, G_IO_ERROR_NOT_DIRECTORY, G_IO_ERROR_NOT_REGULAR_FILE,
+        G_IO_ERROR_NO_SPACE, G_IO_ERROR_READ_ONLY, G_IO_ERROR_FILENAME_TOO_LONG, G_IO_ERROR_INVALID_FILENAME,
+        G_IO_ERROR_TOO_MANY_LINKS,
+    ]
+
     /// The Swift error for a failure on the keyring file at `path`. While it is opened, anything but the file
     /// itself failing is the Secret portal's: libsecret's file backend asks the portal for the key first.
     private func keyringFileError(_ path: String, opening: Bool, in call: CallContext) -> KeyringError {
@@ -86,7 +94,7 @@ extension GLibFailure {
             if isIO(G_IO_ERROR_INVALID_ARGUMENT) {
                 return .portalUnavailable("\(message): libsecret asks the portal only inside a Flatpak or Snap sandbox")
             }
-            if domain == g_io_error_quark() && !isIO(G_IO_ERROR_FAILED) { return unreadable(message) }
+            if Self.fileAccessErrors.contains(where: isIO) { return unreadable(message) }
             return .portalUnavailable(message)
         }
         if isSecret(SECRET_ERROR_PROTOCOL) {

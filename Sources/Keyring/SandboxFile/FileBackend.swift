@@ -9,8 +9,11 @@ import Glibc
 final class FileBackend: @unchecked Sendable {
     private let backend: OpaquePointer
     private let interface: UnsafeMutablePointer<SecretBackendInterface>
-    /// The file as this instance holds it: as loaded, or as it last wrote it; `nil` while there is no file.
-    var state: FileState?
+    /// The file as this instance loaded it; `nil` when there was none.
+    let state: FileState?
+    /// Set once this instance has written the file: another writer may have replaced it between the rename and
+    /// any look at it, so what this instance holds is no longer known to be the file.
+    var hasWritten = false
 
     /// Loads the keyring file in a new instance, with its key from the Secret portal (or libsecret's test
     /// password). Failures are marked as failures to open `path`.
@@ -34,20 +37,26 @@ final class FileBackend: @unchecked Sendable {
 
     deinit { g_object_unref(UnsafeMutableRawPointer(backend)) }
 
-    /// Starts an instance of `type`, again whenever the Secret portal's answer went missing (see ``PortalResponseWatch``).
+    /// Starts an instance of `type`, again (a few times at most) when the Secret portal's answer went missing
+    /// (see ``PortalResponseWatch``). The start is abandoned, never cancelled (see ``GLibCallCancellation``).
     private static func start(_ type: GType, _ call: CallContext) throws -> UnsafeMutablePointer<GObject> {
-        while true {
+        for attempt in 1...Self.startAttempts {
             var watch: PortalResponseWatch?
             do {
-                return try awaitGLib(abandoningWhenCancelled: call, orWhen: { watch?.answerWasMissed == true }, { callback, data in
+                return try awaitGLib(call, .isAbandoned, orWhen: { attempt < Self.startAttempts && watch?.answerWasMissed == true }) {
+                    _, callback, data in
                     if PortalResponseWatch.isNeeded { watch = PortalResponseWatch() }
                     deviceid_file_backend_new_async(type, nil, callback, data)
-                }, finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! })
+                } finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! }
             } catch is GLibCallStalled {
                 continue
             }
         }
+        fatalError("the last attempt is never given up as stalled")
     }
+
+    /// How many times a start is made when the portal's answers keep going missing.
+    private static let startAttempts = 4
 
     /// The file backend's type: libsecret exports its type function, as every GObject type's, but does not
     /// declare it in its headers, so it is looked up by name; `nil` when libsecret was built without it.
@@ -62,8 +71,8 @@ final class FileBackend: @unchecked Sendable {
         _ attributes: KeyringAttributes, _ call: CallContext, _ body: ([FileItem]) throws -> Result
     ) throws -> Result {
         let found = try withHashTable(attributes) { table in
-            try awaitGLib(abandoningWhenCancelled: call, { callback, data in
-                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, nil, callback, data)
+            try awaitGLib(call, .cancels, { cancellable, callback, data in
+                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, cancellable, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.search_finish(backend, result, $0) } })
         }
         defer { g_list_free_full(found, g_object_unref) }
@@ -78,8 +87,8 @@ final class FileBackend: @unchecked Sendable {
 
     /// The secret of `item`, one of those ``withMatches(_:_:_:)`` handed out.
     func secret(of item: FileItem, _ call: CallContext) throws -> KeyringSecret {
-        let value = try awaitGLib(abandoningWhenCancelled: call, { callback, data in
-            secret_retrievable_retrieve_secret(item.retrievable, nil, callback, data)
+        let value = try awaitGLib(call, .cancels, { cancellable, callback, data in
+            secret_retrievable_retrieve_secret(item.retrievable, cancellable, callback, data)
         }, finish: { _, result in try gCall { secret_retrievable_retrieve_secret_finish(item.retrievable, result, $0) }! })
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length = 0
@@ -88,23 +97,27 @@ final class FileBackend: @unchecked Sendable {
     }
 
     /// Stores `secret`, replacing the item whose attributes are exactly `attributes`, and writes the file.
+    /// On failure, what this instance holds may differ from the file: load another.
     func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws {
         let value = secret.withUnsafeBytes { bytes in
             secret_value_new(bytes.bindMemory(to: CChar.self).baseAddress, bytes.count, contentType)!
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        hasWritten = true
         try withHashTable(attributes) { table in
-            _ = try awaitGLib(abandoningWhenCancelled: call, { callback, data in
-                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, nil, callback, data)
+            _ = try awaitGLib(call, .cancels, { cancellable, callback, data in
+                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, cancellable, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.store_finish(backend, result, $0) } })
         }
     }
 
     /// Removes every item whose attributes include `attributes` and writes the file; whether one went.
+    /// On failure, what this instance holds may differ from the file: load another.
     func clear(_ attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
-        try withHashTable(attributes) { table in
-            try awaitGLib(abandoningWhenCancelled: call, { callback, data in
-                interface.pointee.clear(backend, nil, table, nil, callback, data)
+        hasWritten = true
+        return try withHashTable(attributes) { table in
+            try awaitGLib(call, .cancels, { cancellable, callback, data in
+                interface.pointee.clear(backend, nil, table, cancellable, callback, data)
             }, finish: { _, result in try gCall { interface.pointee.clear_finish(backend, result, $0) } }) != 0
         }
     }

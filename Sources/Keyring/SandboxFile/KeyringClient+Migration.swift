@@ -1,32 +1,68 @@
 extension KeyringClient {
     /// Moves the items whose attributes include `attributes` (an access group: `["service": group]`) from the
-    /// Secret Service on ``bus`` into the app's keyring file — the one-time step for a Flatpak that talks to the
-    /// host's Secret Service (`--talk-name=org.freedesktop.secrets`) and is about to stop. Run it in a release
-    /// that still has the permission; the next release, without it, finds the items in the file.
+    /// Secret Service on the session bus into the app's keyring file, and keeps items in the file from then on —
+    /// in this process and the next ones, which find a mark of the move beside the file.
     ///
-    /// Each item is written to the file, read back and compared, and only then deleted from the Secret Service.
-    /// An item the file already holds with the same secret (a move interrupted before) is only deleted there.
-    /// An item for which the file holds a different secret is left in both places untouched: nothing is replaced.
-    /// Returns how many items moved. Throws for a client that keeps its items in the file already.
+    /// The one-time step for an app that kept its items in the host's Secret Service and is to keep them in its
+    /// sandbox's keyring file: a Flatpak about to drop `--talk-name=org.freedesktop.secrets` (run this in the release
+    /// that still has it), or a Snap whose `password-manager-service` plug was connected. Each item is written to
+    /// the file, read back from the file and compared, and only once every item is there is the move recorded and
+    /// are they deleted from the Secret Service. An item the file already holds with the same secret (a move
+    /// interrupted before) is only deleted there; one for which the file holds a different secret is left in both
+    /// places, untouched. Returns how many items moved.
     public func moveToKeyringFile(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
-        guard file == nil else {
-            throw KeyringError.invalidAttributes("this client keeps its items in the keyring file already: there is nothing to move")
+        let file = KeyringFile.sandbox
+        let found = try await perform { service, call in
+            let found = try matches(attributes, service, call)
+            return try items(at: found.unlocked + found.locked, service, call)
         }
-        let file = KeyringFile.shared()
-        var moved = 0
-        for item in try await items(matching: attributes) {
-            guard let secret = try await secret(of: item) else { continue }
+        var moved: [KeyringItem] = []
+        for item in found {
+            guard let secret = try await perform({ service, call in
+                try readSecret(at: item.id, lockedKnown: item.isLocked, service, call)
+            }) else { continue }
             let query = item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
             let inFile = try await BlockingExecutor.run(timeout: timeout) { call -> KeyringSecret? in
-                if let existing = try file.secret(matching: query, call) { return existing }
-                _ = try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
+                if try file.secret(matching: query, call) == nil {
+                    _ = try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
+                }
+                // Read back from the file itself, not from what this process holds of it.
+                file.forget()
                 return try file.secret(matching: query, call)
             }
-            guard let inFile, inFile == secret else { continue }
-            try await delete(item)
-            moved += 1
+            if let inFile, inFile == secret { moved.append(item) }
         }
-        return moved
+        try SandboxDetection.recordMove()
+        for item in moved {
+            try await performWrite { service, call in
+                if item.isLocked { try unlockOrThrow([item.id], service, call) }
+                _ = try deleteIfPresent(item.id, service, call)
+            }
+        }
+        return moved.count
+    }
+
+    /// Before an item is created in the keyring file: throws ``KeyringError/notMoved(_:)`` when the Secret Service
+    /// on the session bus answers and holds a match — the app kept its items there before (a Snap whose
+    /// `password-manager-service` plug was connected, a Flatpak that dropped `--talk-name` without moving them),
+    /// and a new one would replace them. No Secret Service to ask (none on the bus, or the sandbox keeps the app
+    /// from it) means the file is the app's only keyring.
+    func refuseIfNotMoved(_ attributes: KeyringAttributes) async throws {
+        let held: Bool
+        do {
+            held = try await perform { service, call in
+                let found = try matches(attributes, service, call)
+                return !found.unlocked.isEmpty || !found.locked.isEmpty
+            }
+        } catch KeyringError.noSessionBus, KeyringError.serviceUnavailable, KeyringError.noDefaultCollection {
+            return
+        } catch KeyringError.other(let domain, _, _) where domain == "org.freedesktop.DBus.Error.AccessDenied" {
+            return
+        }
+        if held {
+            throw KeyringError.notMoved(
+                "the Secret Service on the session bus holds items with the attributes \(attributes.keys.sorted().joined(separator: ", "))")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import CLibSecret
+import Dispatch
 import FoundationEssentials
 import Synchronization
 
@@ -8,16 +9,23 @@ import Synchronization
 ///
 /// libsecret loads the file once per process and never again; this reads it through instances of its own and
 /// loads a new one whenever the file changed since (another process, or libsecret's process-wide instance,
-/// wrote it). Writes from processes using this library take a lock beside the file, check first that they
-/// write over what they read, and libsecret refuses a write over a file that changed since it was read.
-/// Blocking: call on worker threads.
+/// wrote it), and after each of its own writes. Writes from processes using this library take a lock beside
+/// the file and check first that they write over what they read. Before a load, the file is checked whole
+/// (``KeyringFileFormat``): libsecret would read a damaged one as one with fewer items. Blocking: call on
+/// worker threads.
 final class KeyringFile: Sendable {
     /// The file's path.
     let path: String
+    /// The instance in use; read and replaced only by the holder of `turn`.
     private let loaded = Mutex<FileBackend?>(nil)
+    /// One call at a time uses the instance; the others wait, each within its own deadline.
+    private let turn = DispatchSemaphore(value: 1)
     private static let all = Mutex<[String: KeyringFile]>([:])
 
     private init(path: String) { self.path = path }
+
+    /// The sandbox's keyring file, where libsecret keeps it (``defaultPath``).
+    static let sandbox = shared()
 
     /// The keyring file at `path`, shared by this process's clients.
     static func shared(at path: String = defaultPath) -> KeyringFile {
@@ -43,10 +51,11 @@ final class KeyringFile: Sendable {
         try withCurrent(call) { backend in try oldestSecret(attributes, backend, call) }
     }
 
-    /// Every item whose attributes include `attributes`, oldest first.
+    /// Every item whose attributes include `attributes`, oldest first; none only when every item in the file
+    /// opens with the portal's key.
     func items(matching attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
         try withCurrent(call) { backend in
-            try backend.withMatches(attributes, call) { matches in
+            let items = try backend.withMatches(attributes, call) { matches in
                 matches.map { item in
                     let attributes = item.attributes
                     return KeyringItem(
@@ -55,6 +64,8 @@ final class KeyringFile: Sendable {
                         modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
                 }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
             }
+            if items.isEmpty { try checkEveryItemOpens(backend, call) }
+            return items
         }
     }
 
@@ -87,9 +98,11 @@ final class KeyringFile: Sendable {
     /// The secret of the item whose attributes are exactly `attributes`, or `nil` when it is gone.
     func secret(ofItemWith attributes: KeyringAttributes, _ call: CallContext) throws -> KeyringSecret? {
         try withCurrent(call) { backend in
-            try backend.withMatches(attributes, call) { matches in
+            let secret = try backend.withMatches(attributes, call) { matches in
                 try matches.first { $0.attributes == attributes }.map { try backend.secret(of: $0, call) }
             }
+            if secret == nil { try checkEveryItemOpens(backend, call) }
+            return secret
         }
     }
 
@@ -97,7 +110,11 @@ final class KeyringFile: Sendable {
     func deleteAll(matching attributes: KeyringAttributes, _ call: CallContext) throws -> Int {
         try withWriteLock(call) { backend in
             let found = try backend.withMatches(attributes, call) { $0.count }
-            return try found > 0 && clear(attributes, backend, call) ? found : 0
+            guard found > 0 else {
+                try checkEveryItemOpens(backend, call)
+                return 0
+            }
+            return try clear(attributes, backend, call) ? found : 0
         }
     }
 
@@ -106,7 +123,10 @@ final class KeyringFile: Sendable {
     func delete(itemWith attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
         try withWriteLock(call) { backend in
             let found = try backend.withMatches(attributes, call) { $0.map(\.attributes) }
-            guard found.contains(attributes) else { return false }
+            guard found.contains(attributes) else {
+                try checkEveryItemOpens(backend, call)
+                return false
+            }
             guard found.count == 1 else {
                 throw KeyringError.invalidAttributes(
                     "\(found.count - 1) other item(s) of the keyring file carry all of this item's attributes, and the file "
@@ -133,11 +153,15 @@ final class KeyringFile: Sendable {
             try matches.min { ($0.created, itemID($0.attributes)) < ($1.created, itemID($1.attributes)) }
                 .map { try backend.secret(of: $0, call) }
         }
-        if secret == nil {
-            // Every item: libsecret fails the search on the first it cannot open.
-            _ = try backend.withMatches([:], call) { $0.count }
-        }
+        if secret == nil { try checkEveryItemOpens(backend, call) }
         return secret
+    }
+
+    /// Throws unless every item in the file opens with the portal's key: a search without attributes matches them
+    /// all, and libsecret fails it on the first it cannot open. An item written under another key hides its
+    /// attributes, so until this holds, nothing is known to be absent.
+    private func checkEveryItemOpens(_ backend: FileBackend, _ call: CallContext) throws {
+        _ = try backend.withMatches([:], call) { $0.count }
     }
 
     private func write(
@@ -145,30 +169,28 @@ final class KeyringFile: Sendable {
         _ backend: FileBackend, _ call: CallContext
     ) throws {
         try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
-        backend.state = try FileState(of: path)
     }
 
     private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> Bool {
-        let cleared = try backend.clear(attributes, call)
-        backend.state = try FileState(of: path)
-        return cleared
+        try backend.clear(attributes, call)
     }
 
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
-    /// not changed since, else a new one. Failures are this file's.
+    /// not changed since and the instance has not written it, else a new one. Failures are this file's.
     private func withCurrent<Result>(_ call: CallContext, _ body: (FileBackend) throws -> Result) throws -> Result {
         do {
-            return try loaded.withLock { loaded in
-                let now = try FileState(of: path)
-                let backend = try loaded.flatMap { $0.state == now ? $0 : nil } ?? load(call)
-                loaded = backend
-                do {
-                    return try body(backend)
-                } catch let failure as GLibFailure where failure.isCancelled {
-                    // A step given up on half-way leaves the instance in a state no one knows.
-                    loaded = nil
-                    throw failure
-                }
+            try waitForTurn(call)
+            defer { turn.signal() }
+            let now = try FileState(of: path)
+            let backend = try loaded.withLock { $0 }.flatMap { !$0.hasWritten && $0.state == now ? $0 : nil } ?? load(call)
+            loaded.withLock { $0 = backend }
+            do {
+                return try body(backend)
+            } catch {
+                // A failed step may have changed the instance and not the file (libsecret changes its items, then
+                // writes), or been given up on half-way.
+                loaded.withLock { $0 = nil }
+                throw error
             }
         } catch var failure as GLibFailure {
             failure.keyringFile = failure.keyringFile ?? (path, false)
@@ -176,11 +198,21 @@ final class KeyringFile: Sendable {
         }
     }
 
-    /// Loads the file in a new instance, again when it changed while loading.
+    /// Waits for the turn to use the instance, within the call's deadline and while it is not cancelled.
+    private func waitForTurn(_ call: CallContext) throws {
+        call.armDeadline()
+        while turn.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            try call.checkCancellation()
+        }
+    }
+
+    /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile.
     private func load(_ call: CallContext) throws -> FileBackend {
         for _ in 1...Self.loadAttempts {
+            let before = try FileState(of: path)
+            try KeyringFileFormat.check(path)
             let backend = try FileBackend(loading: path, call)
-            if try FileState(of: path) == backend.state { return backend }
+            if try FileState(of: path) == before, backend.state == before { return backend }
             try call.checkCancellation()
         }
         throw KeyringError.keptChanging("reading of the keyring file \(path)")

@@ -1,26 +1,47 @@
 import CLibSecret
 import FoundationEssentials
+import Synchronization
 
 /// Whether this process keeps items in the sandbox's keyring file rather than in the Secret Service — decided
-/// once, from the environment, as libsecret's simple API decides it: `SECRET_BACKEND=file` or `=service` says
-/// so; otherwise a Flatpak (`/.flatpak-info`) or Snap (`SNAP_NAME`) sandbox uses the file. Unlike libsecret, a
-/// Flatpak allowed to talk to `org.freedesktop.secrets` (or to the whole session bus) uses the host's service.
+/// once, from the environment: `SECRET_BACKEND=file` or `=service` says so; otherwise a Flatpak (`/.flatpak-info`)
+/// or a Snap (`SNAP_NAME`) uses the file, as libsecret's simple API does when the Secret portal answers. A Flatpak
+/// allowed to talk to `org.freedesktop.secrets` (or to the whole session bus) uses the host's service — until its
+/// items were moved to the file (``KeyringClient/moveToKeyringFile(matching:)`` leaves a mark beside it).
 ///
 /// The decision never depends on whether a service answers now: a host keyring that is down for a moment must
 /// not send an app to an empty file, where its identity would look absent.
 package enum SandboxDetection {
     /// Whether clients of the session bus use the keyring file in this process.
-    package static let usesKeyringFile = usesKeyringFile(environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info")
+    static var usesKeyringFile: Bool { decision.load(ordering: .acquiring) }
 
-    /// The decision for `environment` and the Flatpak metadata at `flatpakInfo`.
-    package static func usesKeyringFile(environment: [String: String], flatpakInfo: String) -> Bool {
+    private static let decision = Atomic<Bool>(usesKeyringFile(
+        environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info",
+        moved: FileManager.default.fileExists(atPath: movedMark)))
+
+    /// The decision for `environment`, the Flatpak metadata at `flatpakInfo`, and whether the items were moved.
+    package static func usesKeyringFile(environment: [String: String], flatpakInfo: String, moved: Bool) -> Bool {
         switch environment["SECRET_BACKEND"] {
         case "file": return true
         case "service": return false
         default: break
         }
-        if FileManager.default.fileExists(atPath: flatpakInfo) { return !flatpakReachesSecretService(flatpakInfo) }
+        if FileManager.default.fileExists(atPath: flatpakInfo) { return moved || !flatpakReachesSecretService(flatpakInfo) }
         return environment["SNAP_NAME"] != nil
+    }
+
+    /// The mark a move of the items into the keyring file leaves beside it.
+    static var movedMark: String {
+        let file = KeyringFile.defaultPath
+        return String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)]) + "/swift-deviceid-moved"
+    }
+
+    /// Leaves the mark and keeps items in the keyring file from now on, in this process and the next ones.
+    static func recordMove() throws {
+        guard FileManager.default.createFile(
+            atPath: movedMark, contents: Data("This app's items were moved into default.keyring by swift-deviceid.\n".utf8)) else {
+            throw KeyringError.keyringFileUnusable(path: movedMark, detail: "the mark of the move cannot be written")
+        }
+        decision.store(true, ordering: .releasing)
     }
 
     /// Whether the Flatpak's metadata lets it talk to `org.freedesktop.secrets`: the whole session bus in
