@@ -70,6 +70,11 @@ let package = Package(
         .executableTarget(name: "CustomIdentifier", dependencies: ["DeviceId", "SecureStorage"], path: "Examples/CustomIdentifier"),
         .executableTarget(name: "DeviceBinding", dependencies: ["DeviceId"], path: "Examples/DeviceBinding"),
 
+        // The decoders of what other processes can write, fed arbitrary bytes: by libFuzzer through DeviceIdFuzz
+        // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
+        .target(name: "FuzzTargets", dependencies: ["DeviceCheck", "DeviceId", "Keyring", "SecureStorage"], path: "Fuzz/FuzzTargets"),
+        .executableTarget(name: "DeviceIdFuzz", dependencies: ["FuzzTargets"], path: "Fuzz/DeviceIdFuzz"),
+
         // Drives a client line by line, for tests of one long-lived process beside others.
         .executableTarget(name: "KeyringFileProbe", dependencies: ["Keyring"], path: "Tests/KeyringFileProbe"),
 
@@ -97,7 +102,7 @@ let package = Package(
             name: "DeviceIdTests",
             dependencies: [
                 "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TSSSupport",
-                "KeyringTestSupport",
+                "KeyringTestSupport", "FuzzTargets",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

@@ -56,6 +56,12 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
         let publicKey = try await keyring.secret(matching: attributes(Self.publicKeyAccount)).map { key in
             key.withUnsafeBytes { Data($0) }
         }
+        let identifier = try await keyring.secret(matching: attributes(Self.identifierAccount))
+        return try Self.identity(publicKey: publicKey, identifier: identifier, source: name)
+    }
+
+    /// The identity FRAuth's two items make: the public key item's bytes and the identifier item's, as read.
+    package static func identity(publicKey: Data?, identifier: KeyringSecret?, source name: String) throws -> LegacyIdentity? {
         if let publicKey {
             do {
                 _ = try DevicePublicKey(externalRepresentation: publicKey, keyType: .rsa)
@@ -64,7 +70,7 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
                     source: name, reason: "the public key item (\(publicKey.count) bytes) is not one PKCS#1 RSA public key")
             }
         }
-        if let stored = try await keyring.secret(matching: attributes(Self.identifierAccount)) {
+        if let stored = identifier {
             guard let id = stored.utf8String, !id.isEmpty else {
                 throw DeviceIdentifierError.invalidLegacyIdentifier(source: name, reason: "the identifier item is not UTF-8 text")
             }
@@ -105,11 +111,16 @@ public struct FileLegacyIdentifierSource: LegacyIdentifierSource {
         let (path, name) = (url.path, name)
         return try await WorkerThreads.run {
             guard let bytes = try LegacyFile.contents(of: path, source: name) else { return LegacyIdentity?.none }
-            guard let text = String(validating: bytes, as: UTF8.self)?.trimmingWhitespace, !text.isEmpty else {
-                throw DeviceIdentifierError.invalidLegacyIdentifier(source: name, reason: "the file is empty or not UTF-8 text")
-            }
-            return LegacyIdentity(id: text)
+            return try Self.identity(fileContents: bytes, source: name)
         }
+    }
+
+    /// The identity a file's contents hold: its trimmed UTF-8 text.
+    package static func identity(fileContents bytes: Data, source name: String) throws -> LegacyIdentity {
+        guard let text = String(validating: bytes, as: UTF8.self)?.trimmingWhitespace, !text.isEmpty else {
+            throw DeviceIdentifierError.invalidLegacyIdentifier(source: name, reason: "the file is empty or not UTF-8 text")
+        }
+        return LegacyIdentity(id: text)
     }
 
     /// Deletes the file.

@@ -50,7 +50,7 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
     /// The record, if it is consistent: a known format, an id, a public key (when there is one) that is exactly
     /// one public key of its type, and for generated identities a key pair whose public key hashes to the id.
     /// Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
-    func validated() throws -> Self {
+    package func validated() throws -> Self {
         guard format == 1 else { throw DeviceIdentifierError.keychainUnexpectedData("unknown identity format \(format)") }
         guard !id.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("empty identifier") }
         if let publicKey {

@@ -1,0 +1,87 @@
+import DeviceCheck
+import DeviceId
+import Foundation
+import Keyring
+import SecureStorage
+
+/// A decoder of what another process can write — a keyring item, a device token — driven with arbitrary bytes:
+/// by libFuzzer through `DeviceIdFuzz` (`scripts/fuzz`), and by the tests through the seed corpus in `Fuzz/Corpus`.
+package enum FuzzTarget: String, CaseIterable, Sendable {
+    /// `AESGCMEncryptor` opening an envelope with a fixed key.
+    case envelope
+    /// `PassphraseKeyProvider` reading the key parameters stored in an envelope.
+    case passphraseParameters = "passphrase-parameters"
+    /// The stored identity record, decoded and validated as `DefaultDeviceIdentifier` reads it.
+    case storedIdentity = "stored-identity"
+    /// The FRAuth items (first two bytes: the public key item's length, big-endian; then the key, then the
+    /// identifier) and a legacy identifier file (the same bytes, whole).
+    case legacy
+    /// `DeviceToken.verify`, as a team's backend runs it.
+    case deviceToken = "device-token"
+
+    /// What the decoder made of an input.
+    package enum Outcome: Sendable, Equatable {
+        /// Decoded and accepted.
+        case accepted
+        /// Refused with an error, as any input that is not a valid one must be.
+        case refused
+    }
+
+    /// Feeds `input` to the decoder.
+    package func run(_ input: Data) async -> Outcome {
+        do {
+            return try await decode(input) ? .accepted : .refused
+        } catch {
+            return .refused
+        }
+    }
+
+    /// Whether `input` decoded; a refusal throws, or for the legacy sources answers `false`.
+    private func decode(_ input: Data) async throws -> Bool {
+        switch self {
+        case .envelope:
+            _ = try await AESGCMEncryptor(keyProvider: SuppliedKeyProvider(key: Self.envelopeKey)).decrypt(data: input, for: Self.item)
+        case .passphraseParameters:
+            // A provider of its own per input: it remembers the keys it derived.
+            _ = try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost)
+                .decryptionKey(parameters: [UInt8](input))
+        case .storedIdentity:
+            _ = try JSONDecoder().decode(StoredDeviceIdentity.self, from: input).validated()
+        case .legacy:
+            let keyLength = input.count < 2 ? 0 : Int(input[input.startIndex]) << 8 | Int(input[input.startIndex + 1])
+            let rest = input.dropFirst(2)
+            let publicKey = keyLength == 0 ? nil : Data(rest.prefix(keyLength))
+            let identifier = rest.count > keyLength ? KeyringSecret(rest.dropFirst(keyLength)) : nil
+            let fromItems = try? FRAuthLegacyIdentifierSource.identity(publicKey: publicKey, identifier: identifier, source: "fuzz")
+            let fromFile = try? FileLegacyIdentifierSource.identity(fileContents: input, source: "fuzz")
+            return fromItems != nil || fromFile != nil
+        case .deviceToken:
+            _ = try DeviceToken.verify(input, team: Self.team, now: Self.tokenTime)
+        }
+        return true
+    }
+
+    /// Valid inputs made afresh, for the targets whose valid inputs need no keyring: seeds for the corpus.
+    package func madeInputs() async throws -> [Data] {
+        switch self {
+        case .envelope:
+            let encryptor = AESGCMEncryptor(keyProvider: try SuppliedKeyProvider(key: Self.envelopeKey))
+            return [try await encryptor.encrypt(data: Data(), for: Self.item), try await encryptor.encrypt(data: Data("{\"note\":1}".utf8), for: Self.item)]
+        case .passphraseParameters:
+            return [Data(try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost).encryptionKey().parameters)]
+        case .storedIdentity, .legacy, .deviceToken:
+            return []
+        }
+    }
+
+    /// The key every envelope target input is opened with.
+    package static let envelopeKey = KeyringSecret((0..<32).map { UInt8($0) })
+    /// The item envelopes are bound to.
+    package static let item = StorageItem(accessGroup: "io.github.swift-deviceid.fuzz", account: "fuzz")
+    /// Cheap scrypt costs: larger stored ones are refused before any derivation.
+    package static let passphraseCost = try! PassphraseKeyProvider.Cost(log2N: 10, r: 8, p: 1)
+    /// The team device tokens are verified for.
+    package static let team = "fuzz-team"
+    /// The time device tokens are verified at: within the lifetime of the seed corpus's tokens.
+    package static let tokenTime = Date(timeIntervalSince1970: 1_795_395_000)
+}

@@ -1,0 +1,30 @@
+import Foundation
+import FuzzTargets
+import Testing
+
+/// Every input of the fuzz targets' corpus (`Fuzz/Corpus/TARGET`), fed to its decoder on every test run: a
+/// `valid-*` input must decode, an `edge-*` one (an edge case, or a finding of `scripts/fuzz` once fixed) must be
+/// refused — and none may crash.
+@Suite("The fuzz corpus: valid inputs decode, edge cases and past findings are refused")
+struct FuzzCorpusTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
+
+    @Test("Each target's corpus", arguments: FuzzTarget.allCases)
+    func corpus(target: FuzzTarget) async throws {
+        let directory = Self.corpus.appendingPathComponent(target.rawValue)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(names.contains { $0.hasPrefix("valid-") } && names.contains { $0.hasPrefix("edge-") })
+        for name in names {
+            let outcome = await target.run(try Data(contentsOf: directory.appendingPathComponent(name)))
+            #expect(outcome == (name.hasPrefix("valid-") ? .accepted : .refused), "\(target.rawValue)/\(name)")
+        }
+    }
+
+    @Test("Inputs made afresh decode", arguments: FuzzTarget.allCases)
+    func madeInputs(target: FuzzTarget) async throws {
+        for input in try await target.madeInputs() {
+            #expect(await target.run(input) == .accepted)
+        }
+    }
+}
