@@ -36,19 +36,21 @@ let package = Package(
         ),
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
-        .target(name: "OpenSSLSupport", dependencies: ["COpenSSL"]),
+        .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Locking"]),
         // Every call of the TPM Software Stack's ESAPI, behind `package` API: endorsement certificates, attestation
         // keys, TPM2_Certify and credential activation (what OpenSSL's tpm2 provider does not do).
         .target(name: "TSSSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
+        // Under every layer: a lock ThreadSanitizer sees in sanitized builds.
+        .target(name: "Locking"),
         // Layer 1: the Secret Service, told truthfully.
-        .target(name: "Keyring", dependencies: ["CLibSecret"]),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Locking"]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "OpenSSLSupport"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "Locking", "OpenSSLSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",
-            dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SecureStorage", "Keyring", "Locking", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
@@ -88,7 +90,7 @@ let package = Package(
         // Starts private D-Bus buses with gnome-keyring or KeePassXC for tests.
         .target(
             name: "KeyringTestSupport",
-            dependencies: ["Keyring", "CLibSecret", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Keyring", "CLibSecret", "Locking", .product(name: "Logging", package: "swift-log")],
             path: "Tests/KeyringTestSupport",
             exclude: ["Fixtures"]
         ),

@@ -1,9 +1,9 @@
+import Locking
 import FoundationEssentials
 import Keyring
 import Logging
 import OpenSSLSupport
 import SecureStorage
-import Synchronization
 
 /// The device identity: an RSA key pair kept in the user's keyring, whose id is the lowercase hex SHA-256 of
 /// the PKCS#1 DER public key — the same id iOS computes for the same key.
@@ -24,7 +24,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     package nonisolated let logger: Logger
     /// The identity once loaded: read without entering the actor, so cached calls stay on the caller's executor.
     /// Written only under `serial`, so a deletion never races a load into caching what it deleted.
-    private let cached = Mutex<LoadedIdentity?>(nil)
+    private let cached = Locked<LoadedIdentity?>(nil)
     // Loads and deletions take turns, so a deletion never races a load into caching what it deleted,
     // and concurrent callers wait for the one load (or generation) under way.
     private let serial = AsyncLock()

@@ -1,5 +1,5 @@
+import Locking
 import SecureStorage
-import Synchronization
 
 /// The identifierForVendor-plus-Keychain pattern: the identifier kept in the keyring wins; when there is
 /// definitely none, the backup identifier's value is written to the keyring and used from then on, so it
@@ -7,7 +7,7 @@ import Synchronization
 public actor KeyringFirstDeviceIdentifier: DeviceIdentifier {
     private let storage: any CreatingStorage<String>
     private let backup: any DeviceIdentifier
-    private let cached = Mutex<String?>(nil)
+    private let cached = Locked<String?>(nil)
 
     /// Reads `storage` first and falls back to `backup`.
     public init(storage: any CreatingStorage<String>, backup: any DeviceIdentifier) {

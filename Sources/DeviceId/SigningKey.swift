@@ -1,8 +1,8 @@
+import Locking
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
 import SecureStorage
-import Synchronization
 
 /// The identity's private key in memory: its external representation (PKCS#1 DER for RSA, `04‖X‖Y‖D` for
 /// P-256, or the TPM's wrapped key) in one buffer wiped on release, parsed into OpenSSL (or loaded into the TPM)
@@ -35,7 +35,7 @@ final class SigningKey: Sendable {
     /// In the keyring, or in the TPM.
     let protection: KeyProtection
     private let bytes: KeyringSecret
-    private let parsed = Mutex<Parsed?>(nil)
+    private let parsed = Locked<Parsed?>(nil)
 
     /// Copies `bytes` into a wiped buffer; the caller wipes its own copy.
     init(privateKey bytes: Data, keyType: DeviceKeyType, protection: KeyProtection = .keyring) {

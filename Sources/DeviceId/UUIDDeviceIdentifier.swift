@@ -1,8 +1,8 @@
+import Locking
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
 import SecureStorage
-import Synchronization
 
 /// A random UUID kept in the keyring; the id is the lowercase hex SHA-256 of its 16 raw bytes.
 /// Simpler than the key pair (nothing to sign with), as stable, and created once across processes.
@@ -12,7 +12,7 @@ public actor UUIDDeviceIdentifier: DeviceIdentifier {
 
     private let storage: any CreatingStorage<UUID>
     private let rejectedAccount: String?
-    private let cached = Mutex<String?>(nil)
+    private let cached = Locked<String?>(nil)
 
     /// Keeps the UUID as `account` in `accessGroup`. An empty account, or one the library keeps its other
     /// items under, makes every call throw ``DeviceIdentifierError/invalidAccount(_:)``.

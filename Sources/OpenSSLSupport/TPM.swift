@@ -1,7 +1,7 @@
+import Locking
 import COpenSSL
 import FoundationEssentials
 import Glibc
-import Synchronization
 
 /// The TPM 2.0, through OpenSSL 3's `tpm2` provider (Debian's `tpm2-openssl`), in a library context of its own so
 /// that nothing else in the process changes provider. The provider picks the TPM: `TPM2OPENSSL_TCTI` when set
@@ -11,7 +11,7 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     let context: OpaquePointer
     private let providers: [OpaquePointer]
     /// The provider talks to the TPM through one ESAPI context, which two threads must not use at once.
-    private let turns = Mutex(())
+    private let turns = Locked(())
 
     private init(context: OpaquePointer, providers: [OpaquePointer]) {
         self.context = context
@@ -78,7 +78,7 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
         }
     }
 
-    private static let opened = Mutex<TPM?>(nil)
+    private static let opened = Locked<TPM?>(nil)
 
     /// The TPM, opened on first use and kept; ``forget(_:)`` drops it so that the next call opens it again.
     package static func shared() throws(TPMFailure) -> TPM {

@@ -1,6 +1,6 @@
+import Locking
 import FoundationEssentials
 import Keyring
-import Synchronization
 
 /// Keeps one `Codable` value in the user's keyring: Ping's `KeychainStorage`, on the Secret Service.
 ///
@@ -17,7 +17,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     private let keyring: KeyringClient
     private let codec: StorageCodec<T>
     private let label: String
-    private let cache = Mutex<T?>(nil)
+    private let cache = Locked<T?>(nil)
     // Orders cache updates with the keyring writes they mirror (only when cacheable).
     private let serial = AsyncLock()
 

@@ -1,5 +1,5 @@
+import Locking
 import Keyring
-import Synchronization
 
 /// The default key: 32 random bytes kept as their own keyring item in the access group, apart from the data.
 ///
@@ -11,10 +11,10 @@ public final class KeyringKeyProvider: KeyProvider {
 
     private let keyring: KeyringClient
     private let item: StorageItem
-    private let cached = Mutex<KeyringSecret?>(nil)
+    private let cached = Locked<KeyringSecret?>(nil)
     /// A prefetch under way, shared with the decryption it races, with how many callers still wait for it:
     /// when the last one is cancelled, so is the read.
-    private let prefetching = Mutex<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
+    private let prefetching = Locked<(read: Task<KeyringSecret?, any Error>, waiting: Int)?>(nil)
 
     /// Keeps the key in `accessGroup` through `keyring`.
     public init(accessGroup: AccessGroup, keyring: KeyringClient = KeyringClient()) {

@@ -1,11 +1,11 @@
+import Locking
 import FoundationEssentials
 import Keyring
-import Synchronization
 
 /// Keeps one value in memory, through the same encoding and encryptor as ``KeychainStorage``: for tests and previews.
 public final class MemoryStorage<T: Codable & Sendable>: CreatingStorage {
     private let codec: StorageCodec<T>
-    private let stored = Mutex<Data?>(nil)
+    private let stored = Locked<Data?>(nil)
     private let creation = AsyncLock()
 
     /// An empty in-memory storage; `encryptor` seals the bytes it keeps, bound to `account` in `accessGroup`.

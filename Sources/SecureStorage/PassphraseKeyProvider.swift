@@ -1,6 +1,6 @@
+import Locking
 import Keyring
 import OpenSSLSupport
-import Synchronization
 
 /// A key derived from a passphrase with scrypt (OpenSSL `EVP_PBE_scrypt`). The KDF, its costs and a random
 /// 16-byte salt are stored with each ciphertext, so changing the default costs later keeps old data readable.
@@ -49,8 +49,8 @@ public final class PassphraseKeyProvider: KeyProvider {
     private let passphrase: KeyringSecret
     private let cost: Cost
     private let timeout: Duration
-    private let derived = Mutex<[[UInt8]: KeyringSecret]>([:])
-    private let encryptionParameters = Mutex<[UInt8]?>(nil)
+    private let derived = Locked<[[UInt8]: KeyringSecret]>([:])
+    private let encryptionParameters = Locked<[UInt8]?>(nil)
 
     /// Derives keys from `passphrase` (read it from a file or standard input, never from arguments).
     ///

@@ -1,7 +1,7 @@
+import Locking
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
-import Synchronization
 
 /// An AES-256 key sealed to the machine's TPM 2.0: Ping's Secure Enclave-backed encryptor, on Linux.
 ///
@@ -23,7 +23,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
 
     private let keyring: KeyringClient
     private let item: StorageItem
-    private let cached = Mutex<KeyringSecret?>(nil)
+    private let cached = Locked<KeyringSecret?>(nil)
 
     /// Keeps the sealed key in `accessGroup` through `keyring`.
     public init(accessGroup: AccessGroup, keyring: KeyringClient = KeyringClient()) {
@@ -36,7 +36,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
         if let key = cached.withLock({ $0 }) { return (key, Self.parameters) }
         let group = item.accessGroup
         // The key this call sealed, if its record is the one stored: no need to ask the TPM to open it again.
-        let made = Mutex<KeyringSecret?>(nil)
+        let made = Locked<KeyringSecret?>(nil)
         let (record, created) = try await keyring.secret(
             matching: item.attributes,
             orStore: {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Watches a private bus for calls of one method (`dbus-monitor --profile`: one line per message, never a
 /// body, so no secret reaches the test output): to prove a call was never sent.

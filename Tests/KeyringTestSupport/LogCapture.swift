@@ -1,5 +1,5 @@
+import Locking
 import Logging
-import Synchronization
 
 /// Keeps what a `Logger` logs, for tests and benchmarks that count or time what a library reports.
 public final class LogCapture: Sendable {
@@ -11,7 +11,7 @@ public final class LogCapture: Sendable {
         public let metadata: [String: String]
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     /// Creates an empty capture.
     public init() {}

@@ -1,6 +1,6 @@
+import Locking
 import Foundation
 import Keyring
-import Synchronization
 
 /// A private D-Bus bus with its own Secret Service provider (gnome-keyring-daemon or KeePassXC) and a
 /// throwaway home: a real Secret Service that never touches the user's keyring. The bus activates nothing,
@@ -33,9 +33,9 @@ public final class PrivateKeyring: Sendable {
     let password: String
     private let bus: Process
     private let busExited: Task<Int32, Never>
-    private let daemon = Mutex<(process: Process, exited: Task<Int32, Never>)?>(nil)
+    private let daemon = Locked<(process: Process, exited: Task<Int32, Never>)?>(nil)
     /// Other processes started for this keyring (monitors), stopped with it.
-    private let helpers = Mutex<[(process: Process, exited: Task<Int32, Never>)]>([])
+    private let helpers = Locked<[(process: Process, exited: Task<Int32, Never>)]>([])
 
     /// How many private keyrings run at once. Tests run in parallel, and a provider starved of CPU by dozens of
     /// others starting (KeePassXC is a Qt application) answers after the clients' timeouts.

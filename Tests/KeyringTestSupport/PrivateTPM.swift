@@ -1,5 +1,5 @@
+import Locking
 import Foundation
-import Synchronization
 
 /// A software TPM 2.0 for tests, set up as a machine's TPM is: `swtpm`, manufactured by `swtpm_setup` with
 /// endorsement keys and their certificates from a certificate authority of the test process's own, behind a
@@ -22,8 +22,8 @@ public final class PrivateTPM: Sendable {
     /// The resource manager's name on the (private) system bus.
     private let busName: String
     /// swtpm, then the resource manager in front of it.
-    private let running = Mutex<[Child]>([])
-    private let state = Mutex<URL?>(nil)
+    private let running = Locked<[Child]>([])
+    private let state = Locked<URL?>(nil)
 
     private static let turns = Slots(1)
 

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A counting semaphore for tasks: at most `limit` holders at once, the rest queued in order without
 /// holding a thread.
@@ -8,9 +8,9 @@ final class Slots: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(_ limit: Int) { state = Mutex(State(free: limit)) }
+    init(_ limit: Int) { state = Locked(State(free: limit)) }
 
     /// Runs `body` holding one slot.
     func withSlot<Result>(_ body: () async throws -> Result) async rethrows -> Result {

@@ -1,5 +1,5 @@
+import Locking
 import Dispatch
-import Synchronization
 
 /// A first-come, first-served lock for async code: holders may suspend while holding it, and waiters
 /// suspend instead of blocking a thread. A waiter gives up when its task is cancelled (`CancellationError`)
@@ -23,7 +23,7 @@ package final class AsyncLock: Sendable {
         var abandoned: [UInt64: any Error] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private static let timers = DispatchQueue(label: "swift-deviceid.async-lock.timeouts")
 
     /// Creates an unlocked lock.

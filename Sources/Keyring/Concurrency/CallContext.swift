@@ -1,3 +1,4 @@
+import Locking
 import CLibSecret
 import Dispatch
 import Synchronization
@@ -14,7 +15,7 @@ final class CallContext: @unchecked Sendable {
     let timeout: Duration
     private let deadline: DispatchTime
     private let expired = Atomic<Bool>(false)
-    private let timer = Mutex<DispatchWorkItem?>(nil)
+    private let timer = Locked<DispatchWorkItem?>(nil)
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
     /// A call bounded by `timeout`, of which `spent` already went (errors report the whole `timeout`).

@@ -1,3 +1,4 @@
+import Locking
 import CLibSecret
 import FoundationEssentials
 import Glibc
@@ -18,7 +19,7 @@ import Synchronization
 package final class CreationLock: Sendable {
     private let descriptor: Int32
     private let released = Atomic<Bool>(false)
-    private static let processLocks = Mutex<[String: AsyncLock]>([:])
+    private static let processLocks = Locked<[String: AsyncLock]>([:])
 
     /// Where the items a lock guards are kept.
     package enum Place: Sendable, Hashable {

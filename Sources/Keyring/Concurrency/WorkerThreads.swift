@@ -1,6 +1,6 @@
+import Locking
 import CLibSecret
 import Dispatch
-import Synchronization
 
 /// Runs blocking work (D-Bus, file, key derivation) on the library's worker threads, never on Swift's cooperative pool.
 package enum WorkerThreads {
@@ -22,7 +22,7 @@ extension WorkerThreads {
         abandoningAfter timeout: Duration, timedOut: any Error, _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         // Whoever comes first — the work, the timer, the cancellation — resumes the caller; the others find nothing.
-        let waiting = Mutex<(continuation: CheckedContinuation<Value, any Error>?, cancelled: Bool)>((nil, false))
+        let waiting = Locked<(continuation: CheckedContinuation<Value, any Error>?, cancelled: Bool)>((nil, false))
         let finish = { @Sendable (outcome: Result<Value, any Error>) in
             waiting.withLock { state in
                 defer { state.continuation = nil }

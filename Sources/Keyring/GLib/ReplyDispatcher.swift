@@ -1,3 +1,4 @@
+import Locking
 import CLibSecret
 import Dispatch
 import Synchronization
@@ -19,7 +20,7 @@ final class ReplyDispatcher: Sendable {
         let timeout: Duration
     }
 
-    private let pending = Mutex<[UInt32: Waiting]>([:])
+    private let pending = Locked<[UInt32: Waiting]>([:])
     // One sweep every 50 ms while replies are awaited turns the overdue into timeouts (no timer per call).
     private let sweeping = Atomic<Bool>(false)
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.reply-timeouts")
@@ -87,7 +88,7 @@ final class ReplyDispatcher: Sendable {
     /// Sending does not block: it queues the message for GDBus's thread.
     nonisolated(nonsending) func send(_ message: OpaquePointer, on connection: OpaquePointer, timeout: Duration) async throws -> Reply {
         // The serial is known only once sent; cancellation may come before.
-        let state = Mutex<(serial: UInt32?, cancelled: Bool)>((nil, false))
+        let state = Locked<(serial: UInt32?, cancelled: Bool)>((nil, false))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 var serial: UInt32 = 0

@@ -1,7 +1,7 @@
+import Locking
 import CLibSecret
 import Dispatch
 import FoundationEssentials
-import Synchronization
 
 /// The keyring file libsecret keeps for a sandboxed app — `$XDG_DATA_HOME/keyrings/default.keyring`, its key from
 /// the Secret portal — read and written through libsecret's own file backend, so its items are shared with any
@@ -17,10 +17,10 @@ final class KeyringFile: Sendable {
     /// The file's path.
     let path: String
     /// The instance in use; read and replaced only by the holder of `turn`.
-    private let loaded = Mutex<FileBackend?>(nil)
+    private let loaded = Locked<FileBackend?>(nil)
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
-    private static let all = Mutex<[String: KeyringFile]>([:])
+    private static let all = Locked<[String: KeyringFile]>([:])
 
     private init(path: String) { self.path = path }
 

@@ -1,5 +1,5 @@
+import Locking
 import CLibSecret
-import Synchronization
 
 /// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
 /// told us. Every call is a direct D-Bus call on our connection; libsecret's `SecretService` proxy is made only
@@ -14,14 +14,14 @@ final class OpenService: @unchecked Sendable {
     let transport: SecretTransport
     /// The transfer session's object path.
     let sessionPath: String
-    private let libsecretProxy: Mutex<ProxyHandle?>
+    private let libsecretProxy: Locked<ProxyHandle?>
     /// Picks replies to non-blocking calls off GDBus's thread.
     let replies = ReplyDispatcher()
     private let replyFilter: guint
     /// Item paths reads have resolved, by the attributes they were asked for. Valid for this daemon only.
-    private let resolved = Mutex<[KeyringAttributes: String]>([:])
+    private let resolved = Locked<[KeyringAttributes: String]>([:])
     /// The collections as last seen: each lookup asks about these while it asks for the list again.
-    private let collections: Mutex<[String]>
+    private let collections: Locked<[String]>
 
     /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
     init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
@@ -40,8 +40,8 @@ final class OpenService: @unchecked Sendable {
         owner = session.owner
         transport = .plain
         sessionPath = session.path
-        libsecretProxy = Mutex(nil)
-        collections = Mutex([])
+        libsecretProxy = Locked(nil)
+        collections = Locked([])
         replyFilter = replies.attach(to: connection)
     }
 
@@ -53,8 +53,8 @@ final class OpenService: @unchecked Sendable {
         self.owner = owner.map { String(cString: $0) } ?? SecretServiceNames.busName
         transport = .encrypted
         sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
-        libsecretProxy = Mutex(ProxyHandle(pointer: proxy))
-        collections = Mutex([])
+        libsecretProxy = Locked(ProxyHandle(pointer: proxy))
+        collections = Locked([])
         replyFilter = replies.attach(to: connection)
     }
 

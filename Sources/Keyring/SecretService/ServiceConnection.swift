@@ -1,5 +1,5 @@
+import Locking
 import CLibSecret
-import Synchronization
 
 /// The process-wide Secret Service for one bus address, opened on first use and reopened after
 /// the provider goes away (a restarted daemon forgets our session).
@@ -9,7 +9,7 @@ final class ServiceConnection: Sendable {
         let transport: SecretTransport
     }
 
-    private static let all = Mutex<[Key: ServiceConnection]>([:])
+    private static let all = Locked<[Key: ServiceConnection]>([:])
 
     /// The shared connection for `bus` with secrets sent over `transport`.
     static func shared(_ bus: BusAddress, transport: SecretTransport) -> ServiceConnection {
@@ -35,7 +35,7 @@ final class ServiceConnection: Sendable {
 
     private let bus: BusAddress
     private let transport: SecretTransport
-    private let current = Mutex<OpenService?>(nil)
+    private let current = Locked<OpenService?>(nil)
     /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
     let writes = AsyncLock()
 
