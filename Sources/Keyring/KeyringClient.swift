@@ -171,7 +171,6 @@ public struct KeyringClient: Sendable {
                 }
                 try await refuseIfNotMoved(attributes)
                 return try await BlockingExecutor.run(timeout: timeout) { call in
-                    if let existing = try file.secret(matching: attributes, call) { return (existing, false) }
                     let created = try make()
                     if try file.add(created, label: label, attributes: stored, contentType: contentType, call) { return (created, true) }
                     // Added meanwhile by a program that does not take the lock: that one stands.

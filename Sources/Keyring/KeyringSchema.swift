@@ -46,3 +46,16 @@ public struct KeyringSchema: Sendable, Hashable {
 
 /// Attribute names and values that address keyring items.
 public typealias KeyringAttributes = [String: String]
+
+/// `attributes` in a fixed encoding that any build of any version can reproduce: one line per attribute, sorted by
+/// name (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
+func canonicalEncoding(_ attributes: KeyringAttributes) -> String {
+    attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { name, value in
+        "\(name.utf8.count):\(name)=\(value.utf8.count):\(value)\n"
+    }.joined()
+}
+
+/// 64-bit FNV-1a of `text`: a stable short name for any string.
+func fnv1a(_ text: String) -> UInt64 {
+    text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+}

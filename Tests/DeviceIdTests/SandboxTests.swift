@@ -61,11 +61,11 @@ struct SandboxTests {
             // What the file holds: an AES-256-GCM envelope (version byte 1), no plaintext. (libsecret 0.20's own
             // secret-tool can hang here for ever: it may miss the portal's answer — see PortalResponseWatch.)
             let stored = try await keyring.runSandboxed(
-                ExampleTests.built("KeyringFileProbe"), [], input: Data("read-hex\n".utf8),
+                ExampleTests.built("KeyringFileProbe"), [], input: Data("read-base64\n".utf8),
                 environment: ["PROBE_SERVICE": "io.github.swift-deviceid.examples", "PROBE_ACCOUNT": "secure-notes"])
-            #expect(stored.status == 0 && stored.text.hasPrefix("01"), "\(stored.text) \(stored.errorText)")
-            let plaintext = Data("SecureNotes example".utf8).map { String(format: "%02x", $0) }.joined()
-            #expect(stored.text.count > 100 && !stored.text.contains(plaintext))
+            let envelope = try #require(Data(base64Encoded: stored.text.trimmingCharacters(in: .newlines)), "\(stored.errorText)")
+            #expect(envelope.first == 1 && envelope.count > 50)
+            #expect(envelope.range(of: Data("SecureNotes example".utf8)) == nil)
 
             #expect(FileManager.default.fileExists(atPath: keyring.sandboxKeyringFile().path))
             #expect(try await keyring.client().items(matching: Self.examplesGroup).isEmpty)

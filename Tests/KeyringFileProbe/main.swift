@@ -14,9 +14,9 @@ func answer(_ command: Substring, _ argument: String) async throws -> String {
     switch command {
     case "path": return client.keyringFilePath ?? "service"
     case "read": return try await client.secret(matching: attributes)?.utf8String ?? "absent"
-    case "read-hex":
+    case "read-base64":
         guard let secret = try await client.secret(matching: attributes) else { return "absent" }
-        return secret.withUnsafeBytes { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+        return secret.withUnsafeBytes { Data($0).base64EncodedString() }
     case "store":
         try await client.store(KeyringSecret(utf8: argument), label: "probe \(argument)", attributes: attributes)
         return "stored"

@@ -69,10 +69,7 @@ extension PrivateKeyring {
         var environment = environment
         environment["QT_QPA_PLATFORM"] = "offscreen"
         try launch(try ChildProcess.prepare("kwalletd5", [], environment: environment), input: Data())
-        for name in [KWallet.daemon.name, "org.freedesktop.secrets"] {
-            let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", name])
-            guard wait.status == 0 else { throw KeyringError.serviceUnavailable("kwalletd5 did not appear: \(wait.errorText)") }
-        }
+        for name in [KWallet.daemon.name, "org.freedesktop.secrets"] { try await waitForName(name, of: "kwalletd5") }
     }
 
     private func openWallet() async throws {

@@ -201,8 +201,13 @@ public final class PrivateKeyring: Sendable {
             "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
             environment: environment)
         try launch(process, input: unlock ? Data(password.utf8) : Data())
-        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.secrets"])
-        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("gnome-keyring-daemon did not appear: \(wait.errorText)") }
+        try await waitForName("org.freedesktop.secrets", of: "gnome-keyring-daemon")
+    }
+
+    /// Waits until `name` has an owner on this bus, started by `program` (named in the failure).
+    func waitForName(_ name: String, of program: String) async throws {
+        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", name])
+        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("\(program) did not appear: \(wait.errorText)") }
     }
 
     /// Starts a stand-in Secret Service on this bus (of `.busOnly`): a script from the fixtures that answers
@@ -210,8 +215,7 @@ public final class PrivateKeyring: Sendable {
     public func startStandIn(_ script: String) async throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(script).py").path
         try launch(try ChildProcess.prepare("/usr/bin/python3", [path], environment: environment), input: Data())
-        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.secrets"])
-        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("the stand-in \(script) did not appear: \(wait.errorText)") }
+        try await waitForName("org.freedesktop.secrets", of: "the stand-in \(script)")
     }
 
     /// Where gnome-keyring keeps its keyring files.

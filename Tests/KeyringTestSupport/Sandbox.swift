@@ -36,8 +36,7 @@ extension PrivateKeyring {
         let exited = ChildProcess.exitStatus(of: process)
         try process.run()
         adopt(process, exited: exited)
-        let wait = try await run("gdbus", ["wait", "--address", address, "--timeout", "30", "org.freedesktop.portal.Desktop"])
-        guard wait.status == 0 else { throw KeyringError.serviceUnavailable("xdg-desktop-portal did not appear: \(wait.errorText)") }
+        try await waitForName("org.freedesktop.portal.Desktop", of: "xdg-desktop-portal")
         return SecretPortal(process: process, exited: exited)
     }
 

@@ -38,12 +38,9 @@ package final class CreationLock: Sendable {
 
     /// The lock's name, in a fixed encoding that any build of any version can reproduce: the line
     /// `swift-deviceid creation lock 1`, the line `bus <address>` (or `file <path>`), then one line per attribute,
-    /// sorted by name (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>`.
+    /// sorted by name (UTF-8 byte order), `<byte count>:<name>=<byte count>:<value>` (``canonicalEncoding(_:)``).
     package static func name(_ place: Place, attributes: KeyringAttributes) -> String {
-        let lines = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { name, value in
-            "\(name.utf8.count):\(name)=\(value.utf8.count):\(value)\n"
-        }
-        return "swift-deviceid creation lock 1\n\(place.line)\n" + lines.joined()
+        "swift-deviceid creation lock 1\n\(place.line)\n" + canonicalEncoding(attributes)
     }
 
     /// The name of the lock for `attributes` on the bus at `address`.
@@ -182,9 +179,4 @@ package final class CreationLock: Sendable {
     }
 
     private static func lockError(_ detail: String) -> KeyringError { .lockUnavailable(detail) }
-
-    /// 64-bit FNV-1a: a stable file name for any string.
-    private static func fnv1a(_ text: String) -> UInt64 {
-        text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-    }
 }

@@ -15,16 +15,16 @@ final class FileBackend: @unchecked Sendable {
     /// any look at it, so what this instance holds is no longer known to be the file.
     var hasWritten = false
 
-    /// Loads the keyring file in a new instance, with its key from the Secret portal (or libsecret's test
-    /// password). Failures are marked as failures to open `path`.
-    init(loading path: String, _ call: CallContext) throws {
+    /// Loads the keyring file, in the state `state` (taken just before), in a new instance, with its key from the
+    /// Secret portal (or libsecret's test password). Failures are marked as failures to open `path`.
+    init(loading path: String, state: FileState?, _ call: CallContext) throws {
         guard let type = Self.type else {
             throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
         }
         call.armDeadline()
         let object: UnsafeMutablePointer<GObject>
+        self.state = state
         do {
-            state = try FileState(of: path)
             object = try Self.start(type, call)
         } catch var failure as GLibFailure {
             failure.keyringFile = (path, true)

@@ -17,21 +17,24 @@ extension KeyringClient {
             let found = try matches(attributes, service, call)
             return try items(at: found.unlocked + found.locked, service, call)
         }
-        var moved: [KeyringItem] = []
+        var copied: [(item: KeyringItem, secret: KeyringSecret)] = []
         for item in found {
             guard let secret = try await perform({ service, call in
                 try readSecret(at: item.id, lockedKnown: item.isLocked, service, call)
             }) else { continue }
-            let query = item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
-            let inFile = try await BlockingExecutor.run(timeout: timeout) { call -> KeyringSecret? in
-                if try file.secret(matching: query, call) == nil {
-                    _ = try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
-                }
-                // Read back from the file itself, not from what this process holds of it.
-                file.forget()
-                return try file.secret(matching: query, call)
+            // Adds nothing where the file holds a match already.
+            _ = try await BlockingExecutor.run(timeout: timeout) { call in
+                try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
             }
-            if let inFile, inFile == secret { moved.append(item) }
+            copied.append((item, secret))
+        }
+        // Read back from the file itself, loaded afresh, not from what this process holds of it.
+        file.forget()
+        let moved = try await BlockingExecutor.run(timeout: timeout) { [copied] call in
+            try copied.filter { copy in
+                let query = copy.item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
+                return try file.secret(matching: query, call).map { $0 == copy.secret } ?? false
+            }.map(\.item)
         }
         try SandboxDetection.recordMove()
         for item in moved {

@@ -20,22 +20,11 @@ final class KeyringFile: Sendable {
     private let loaded = Locked<FileBackend?>(nil)
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
-    private static let all = Locked<[String: KeyringFile]>([:])
 
     private init(path: String) { self.path = path }
 
-    /// The sandbox's keyring file, where libsecret keeps it (``defaultPath``).
-    static let sandbox = shared()
-
-    /// The keyring file at `path`, shared by this process's clients.
-    static func shared(at path: String = defaultPath) -> KeyringFile {
-        all.withLock { files in
-            if let file = files[path] { return file }
-            let file = KeyringFile(path: path)
-            files[path] = file
-            return file
-        }
-    }
+    /// The sandbox's keyring file, where libsecret keeps it (``defaultPath``), shared by this process's clients.
+    static let sandbox = KeyringFile(path: defaultPath)
 
     /// Where libsecret keeps the file: `$SECRET_FILE_TEST_PATH` when set, else `keyrings/default.keyring` in
     /// the user's data directory (inside Flatpak, the app's own).
@@ -142,10 +131,7 @@ final class KeyringFile: Sendable {
     /// The ``KeyringItem/id`` of the file's item with `attributes`: the file's URI and a digest of the
     /// attributes, which tell its items apart (a store replaces the item with the same attributes).
     func itemID(_ attributes: KeyringAttributes) -> String {
-        let encoded = attributes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            .map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: "\n")
-        let digest = encoded.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        return "file://\(path)#\(String(digest, radix: 16))"
+        "file://\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
     }
 
     private func oldestSecret(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> KeyringSecret? {
@@ -211,8 +197,8 @@ final class KeyringFile: Sendable {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
             try KeyringFileFormat.check(path)
-            let backend = try FileBackend(loading: path, call)
-            if try FileState(of: path) == before, backend.state == before { return backend }
+            let backend = try FileBackend(loading: path, state: before, call)
+            if try FileState(of: path) == before { return backend }
             try call.checkCancellation()
         }
         throw KeyringError.keptChanging("reading of the keyring file \(path)")

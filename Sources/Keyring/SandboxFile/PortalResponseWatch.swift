@@ -23,11 +23,8 @@ final class PortalResponseWatch {
 
     /// Whether libsecret's file backend asks the portal in this process, as it decides: no test password, and
     /// inside a Flatpak or Snap sandbox.
-    static let isNeeded: Bool = {
-        let environment = ProcessInfo.processInfo.environment
-        return (environment["SECRET_FILE_TEST_PASSWORD"] ?? "").isEmpty
-            && (FileManager.default.fileExists(atPath: "/.flatpak-info") || environment["SNAP_NAME"] != nil)
-    }()
+    static let isNeeded = (ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"] ?? "").isEmpty
+        && SandboxDetection.isSandboxed()
 
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.

@@ -25,8 +25,15 @@ package enum SandboxDetection {
         case "service": return false
         default: break
         }
-        if FileManager.default.fileExists(atPath: flatpakInfo) { return moved || !flatpakReachesSecretService(flatpakInfo) }
-        return environment["SNAP_NAME"] != nil
+        guard isSandboxed(environment: environment, flatpakInfo: flatpakInfo) else { return false }
+        return !FileManager.default.fileExists(atPath: flatpakInfo) || moved || !flatpakReachesSecretService(flatpakInfo)
+    }
+
+    /// Whether the process runs in a Flatpak (`flatpakInfo` exists) or a Snap (`SNAP_NAME`), as libsecret tells.
+    static func isSandboxed(
+        environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
+    ) -> Bool {
+        FileManager.default.fileExists(atPath: flatpakInfo) || environment["SNAP_NAME"] != nil
     }
 
     /// The mark a move of the items into the keyring file leaves beside it.
