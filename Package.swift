@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
+        // libFuzzer's driver, for the fuzz targets of deviceid-server (Server/); nothing an app needs.
+        .library(name: "FuzzDriver", targets: ["FuzzDriver"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -74,8 +76,11 @@ let package = Package(
 
         // The decoders of what other processes can write, fed arbitrary bytes: by libFuzzer through DeviceIdFuzz
         // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
-        .target(name: "FuzzTargets", dependencies: ["DeviceCheck", "DeviceId", "Keyring", "SecureStorage"], path: "Fuzz/FuzzTargets"),
-        .executableTarget(name: "DeviceIdFuzz", dependencies: ["FuzzTargets"], path: "Fuzz/DeviceIdFuzz"),
+        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        .target(
+            name: "FuzzTargets", dependencies: ["DeviceCheck", "DeviceId", "FuzzDriver", "Keyring", "SecureStorage"], path: "Fuzz/FuzzTargets"
+        ),
+        .executableTarget(name: "DeviceIdFuzz", dependencies: ["FuzzDriver", "FuzzTargets"], path: "Fuzz/DeviceIdFuzz"),
 
         // Drives a client line by line, for tests of one long-lived process beside others.
         .executableTarget(name: "KeyringFileProbe", dependencies: ["Keyring"], path: "Tests/KeyringFileProbe"),
@@ -104,7 +109,7 @@ let package = Package(
             name: "DeviceIdTests",
             dependencies: [
                 "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TSSSupport",
-                "KeyringTestSupport", "FuzzTargets",
+                "KeyringTestSupport", "FuzzDriver", "FuzzTargets",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

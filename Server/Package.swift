@@ -48,12 +48,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the server reads from a team's backend, fed arbitrary bytes: by libFuzzer through DeviceIdServerFuzz
+        // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
+        .target(
+            name: "ServerFuzzTargets",
+            dependencies: [
+                "DeviceIdServer", .product(name: "FuzzDriver", package: root), .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Fuzz/ServerFuzzTargets"
+        ),
+        .executableTarget(
+            name: "DeviceIdServerFuzz", dependencies: ["ServerFuzzTargets", .product(name: "FuzzDriver", package: root)],
+            path: "Fuzz/DeviceIdServerFuzz"
+        ),
         .testTarget(
             name: "DeviceIdServerTests",
             dependencies: [
-                "DeviceIdServer",
+                "DeviceIdServer", "ServerFuzzTargets",
                 .product(name: "DeviceCheck", package: root),
                 .product(name: "DeviceId", package: root),
+                .product(name: "FuzzDriver", package: root),
                 .product(name: "Keyring", package: root),
                 .product(name: "SecureStorage", package: root),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

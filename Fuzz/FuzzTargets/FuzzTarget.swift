@@ -1,12 +1,13 @@
 import DeviceCheck
 import DeviceId
 import Foundation
+import FuzzDriver
 import Keyring
 import SecureStorage
 
 /// A decoder of what another process can write — a keyring item, a device token — driven with arbitrary bytes:
 /// by libFuzzer through `DeviceIdFuzz` (`scripts/fuzz`), and by the tests through the seed corpus in `Fuzz/Corpus`.
-package enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, Fuzzable {
     /// `AESGCMEncryptor` opening an envelope with a fixed key.
     case envelope
     /// `PassphraseKeyProvider` reading the key parameters stored in an envelope.
@@ -19,16 +20,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     /// `DeviceToken.verify`, as a team's backend runs it.
     case deviceToken = "device-token"
 
-    /// What the decoder made of an input.
-    package enum Outcome: Sendable, Equatable {
-        /// Decoded and accepted.
-        case accepted
-        /// Refused with an error, as any input that is not a valid one must be.
-        case refused
-    }
-
-    /// Feeds `input` to the decoder.
-    package func run(_ input: Data) async -> Outcome {
+    package func run(_ input: Data) async -> FuzzOutcome {
         do {
             return try await decode(input) ? .accepted : .refused
         } catch {
@@ -61,7 +53,6 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         return true
     }
 
-    /// Valid inputs made afresh, for the targets whose valid inputs need no keyring: seeds for the corpus.
     package func madeInputs() async throws -> [Data] {
         switch self {
         case .envelope:

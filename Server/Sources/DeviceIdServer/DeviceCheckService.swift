@@ -50,16 +50,6 @@ public enum DeviceCheckService {
         case activate = "tpm/activate"
     }
 
-    /// A refusal, as Apple words it.
-    private enum Refusal: String, Error {
-        case token = "Missing or incorrectly formatted device token payload"
-        case bits = "Missing or incorrectly formatted bits"
-        case timestamp = "Missing or incorrectly formatted time stamp"
-        case transaction = "Missing or incorrectly formatted transaction id"
-        case attestation = "Missing or incorrectly formatted TPM attestation"
-        case credential = "Incorrect or expired credential"
-    }
-
     /// What answering a request takes.
     private struct Handler: Sendable {
         let store: any BitStore
@@ -81,13 +71,8 @@ public enum DeviceCheckService {
                 return text(.unauthorized, "Unable to verify authorization token")
             }
             do {
-                guard let fields = try? JSONDecoder().decode(RequestFields.self, from: Data(buffer: body)) else { throw Refusal.token }
-                guard let encoded = fields.deviceToken, let checked = tokens.verify(encoded, team: team.id, now: now) else {
-                    throw Refusal.token
-                }
-                let device = checked.token.deviceID
-                guard fields.transactionID != nil else { throw Refusal.transaction }
-                guard fields.timestamp != nil else { throw Refusal.timestamp }
+                let request = try DeviceRequest(body: Data(buffer: body), team: team.id, now: now, tokens: tokens)
+                let (fields, checked, device) = (request.fields, request.checked, request.checked.token.deviceID)
                 switch endpoint {
                 case .validate:
                     return text(.ok, "")
@@ -98,12 +83,12 @@ public enum DeviceCheckService {
                 let bound = tpm != nil && bits.hardwareBound ? #","hardware_bound":true"# : ""
                     return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
                 case .update:
-                    guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw Refusal.bits }
+                    guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw DeviceRequest.Refusal.bits }
                     try await store.update(team: team.id, device: device, bit0: fields.bit0, bit1: fields.bit1, at: now)
                     return text(.ok, "")
                 case .challenge:
                     guard let tpm else { return text(.notFound, Self.noTPM) }
-                    guard let attested = checked.attested else { throw Refusal.attestation }
+                    guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
                     let challenge = try tpm.challenge(for: attested)
                     try await store.savePendingCredential(
                         PendingCredential(attestationKeyName: attested.attestationKeyName, digest: challenge.expectedDigest,
@@ -112,16 +97,16 @@ public enum DeviceCheckService {
                     return json(#"{"credential_blob":"\#(challenge.credentialBlob.base64EncodedString())","encrypted_secret":"\#(challenge.encryptedSecret.base64EncodedString())"}"#)
                 case .activate:
                     guard tpm != nil else { return text(.notFound, Self.noTPM) }
-                    guard let attested = checked.attested else { throw Refusal.attestation }
-                    guard let credential = fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw Refusal.credential }
+                    guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
+                    guard let credential = fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
                     // Taken whatever the answer: a credential is answered once.
                     guard let pending = try await store.takePendingCredential(team: team.id, device: device), now <= pending.expires,
                           pending.attestationKeyName == attested.attestationKeyName,
-                          CredentialChallenge.digest(of: credential) == pending.digest else { throw Refusal.credential }
+                          CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
                     try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, at: now)
                     return text(.ok, "")
                 }
-            } catch let refusal as Refusal {
+            } catch let refusal as DeviceRequest.Refusal {
                 return text(.badRequest, refusal.rawValue)
             } catch {
                 return text(.internalServerError, "Internal Server Error")
@@ -130,31 +115,6 @@ public enum DeviceCheckService {
 
         /// What the TPM endpoints answer on a server started without trusted TPM makers.
         static let noTPM = "TPM attestation is not enabled on this server (start it with --tpm-ca)"
-    }
-
-    /// A request body's fields, each read on its own: a field of the wrong type is absent (or, for the bits, noted),
-    /// so the refusal names the field that is wrong.
-    private struct RequestFields: Decodable {
-        var deviceToken: String?, transactionID: String?, timestamp: Int64?, bit0: Bool?, bit1: Bool?, credential: String?
-        var badBits = false
-
-        private enum Keys: String, CodingKey {
-            case deviceToken = "device_token", transactionID = "transaction_id", timestamp, bit0, bit1, credential
-        }
-
-        init(from decoder: any Decoder) throws {
-            let fields = try decoder.container(keyedBy: Keys.self)
-            deviceToken = try? fields.decodeIfPresent(String.self, forKey: .deviceToken)
-            transactionID = try? fields.decodeIfPresent(String.self, forKey: .transactionID)
-            timestamp = try? fields.decodeIfPresent(Int64.self, forKey: .timestamp)
-            credential = try? fields.decodeIfPresent(String.self, forKey: .credential)
-            do {
-                bit0 = try fields.decodeIfPresent(Bool.self, forKey: .bit0)
-                bit1 = try fields.decodeIfPresent(Bool.self, forKey: .bit1)
-            } catch {
-                badBits = true
-            }
-        }
     }
 
     private static let monthFormatter: DateFormatter = {

@@ -9,10 +9,13 @@ public final class SQLiteBitStore: BitStore {
     private let connection: SQLiteConnection
     private let batched: BatchedBits
 
-    /// Opens (creating it if missing) the database file at `path`.
+    /// Opens (creating it and its directory if missing) the database file at `path`; `:memory:`, SQLite's name for
+    /// a database of the connection's own, keeps it in memory.
     public init(path: String) async throws {
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
         self.connection = connection
         // SQLite binds at most 32,766 values to a statement: 1,000 updates take 5,000.

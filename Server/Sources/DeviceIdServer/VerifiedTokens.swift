@@ -3,14 +3,14 @@ import Foundation
 import Synchronization
 
 /// A device token that checked out, and what its TPM attestation proved, when it carries one the server checks.
-struct CheckedToken: Sendable {
-    let token: VerifiedDeviceToken
-    let attested: AttestedTPMKey?
+package struct CheckedToken: Sendable {
+    package let token: VerifiedDeviceToken
+    package let attested: AttestedTPMKey?
 }
 
 /// Device tokens verified before, by team and token text, until they expire. The answer for a token never changes
 /// before its `exp`, so a cached one is exactly what verifying again would say. Bounded: when full, it starts over.
-final class VerifiedTokens: Sendable {
+package final class VerifiedTokens: Sendable {
     private struct Key: Hashable {
         let team: String
         let token: String
@@ -21,14 +21,14 @@ final class VerifiedTokens: Sendable {
     private static let capacity = 50_000
 
     /// Checks tokens, and with `tpm` the TPM attestations they carry (without it, attestations are not looked at).
-    init(tpm: TPMAttestationVerifier?) {
+    package init(tpm: TPMAttestationVerifier?) {
         self.tpm = tpm
     }
 
     /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now`, and its attestation,
     /// when it carries one, holds together; else `nil`. An attestation by a TPM of a maker not trusted leaves the
     /// token unattested.
-    func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
+    package func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
         let key = Key(team: team, token: encoded)
         if let known = verified.withLock({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
            known.token.issuedAt.timeIntervalSince(now) <= 60 {

@@ -1,0 +1,65 @@
+import DeviceIdServer
+import Foundation
+import FuzzDriver
+import JWTKit
+
+/// What deviceid-server reads from a team's backend, driven with arbitrary bytes: by libFuzzer through
+/// `DeviceIdServerFuzz` (`scripts/fuzz`), and by the tests through the seed corpus in `Server/Fuzz/Corpus`.
+package enum ServerFuzzTarget: String, Fuzzable {
+    /// `TeamAuthorizer` verifying the JWT of an `Authorization: Bearer` header, against a team in SQLite.
+    case teamJWT = "team-jwt"
+    /// A device endpoint's request body: its fields read and its device token verified, as every endpoint does
+    /// before it looks at the store.
+    case request
+
+    package func run(_ input: Data) async -> FuzzOutcome {
+        switch self {
+        case .teamJWT:
+            // An authorizer of its own per input: it remembers the JWTs it verified.
+            guard let store = try? await Self.store.value else { return .refused }
+            let team = await TeamAuthorizer(store: store).team(for: "Bearer " + String(decoding: input, as: UTF8.self), now: Self.now)
+            return team == nil ? .refused : .accepted
+        case .request:
+            do {
+                _ = try DeviceRequest(body: input, team: Self.team, now: Self.now, tokens: VerifiedTokens(tpm: nil))
+                return .accepted
+            } catch {
+                return .refused
+            }
+        }
+    }
+
+    package func madeInputs() async throws -> [Data] {
+        switch self {
+        case .teamJWT:
+            let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: Self.teamKeyPEM), kid: JWKIdentifier(string: Self.keyID))
+            return [Data(try await keys.sign(TeamClaims(team: Self.team, issuedAt: Self.now.addingTimeInterval(-600)), kid: JWKIdentifier(string: Self.keyID)).utf8)]
+        case .request:
+            return []
+        }
+    }
+
+    /// The team of the JWTs and device tokens: the one the library's `device-token` target verifies for, so the
+    /// request corpus carries tokens from `Fuzz/Corpus/device-token`.
+    package static let team = "fuzz-team"
+    /// The time JWTs and tokens are checked at: the library's `device-token` target's.
+    package static let now = Date(timeIntervalSince1970: 1_795_395_000)
+    /// The `kid` of the team's JWTs.
+    static let keyID = "fuzz-kid"
+    /// The team's signing key: made for fuzzing, signing nothing else.
+    static let teamKeyPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgH7gWocsEI+QT3oW0
+        pwOkzdiovtoiMtwRC+7Y1NiYIUmhRANCAARdqkg1QhvKTcXUBfEKadUpCzpA7gzF
+        00aQoI1nvioyaheNXpqK81eifrzFKkiXgQ6SqWSkvpgCBxA+M9oaolK7
+        -----END PRIVATE KEY-----
+        """
+    /// One SQLite store for the process, in memory, holding the team.
+    static let store = Task<any BitStore, any Error> {
+        let store = try await SQLiteBitStore(path: ":memory:")
+        try await store.migrate()
+        let publicKey = try ES256PrivateKey(pem: teamKeyPEM).publicKey.pemRepresentation
+        try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: publicKey))
+        return store
+    }
+}

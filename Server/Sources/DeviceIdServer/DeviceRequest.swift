@@ -1,0 +1,56 @@
+import Foundation
+
+/// A request to one of the device endpoints, read from its body: the fields, and the device token they carry,
+/// verified — what every endpoint checks before it looks at the store.
+package struct DeviceRequest: Sendable {
+    /// The body's fields.
+    package let fields: Fields
+    /// The device token, verified for the team that sent the request.
+    package let checked: CheckedToken
+
+    /// Reads `body`, sent by `team` at `now`, verifying its device token through `tokens`; throws the refusal of the
+    /// first field that is missing or wrong.
+    package init(body: Data, team: String, now: Date, tokens: VerifiedTokens) throws(Refusal) {
+        guard let fields = try? JSONDecoder().decode(Fields.self, from: body) else { throw .token }
+        guard let encoded = fields.deviceToken, let checked = tokens.verify(encoded, team: team, now: now) else { throw .token }
+        guard fields.transactionID != nil else { throw .transaction }
+        guard fields.timestamp != nil else { throw .timestamp }
+        self.fields = fields
+        self.checked = checked
+    }
+
+    /// A refusal, as Apple words it.
+    package enum Refusal: String, Error {
+        case token = "Missing or incorrectly formatted device token payload"
+        case bits = "Missing or incorrectly formatted bits"
+        case timestamp = "Missing or incorrectly formatted time stamp"
+        case transaction = "Missing or incorrectly formatted transaction id"
+        case attestation = "Missing or incorrectly formatted TPM attestation"
+        case credential = "Incorrect or expired credential"
+    }
+
+    /// A request body's fields, each read on its own: a field of the wrong type is absent (or, for the bits, noted),
+    /// so the refusal names the field that is wrong.
+    package struct Fields: Decodable, Sendable {
+        package var deviceToken: String?, transactionID: String?, timestamp: Int64?, bit0: Bool?, bit1: Bool?, credential: String?
+        package var badBits = false
+
+        private enum Keys: String, CodingKey {
+            case deviceToken = "device_token", transactionID = "transaction_id", timestamp, bit0, bit1, credential
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Keys.self)
+            deviceToken = try? fields.decodeIfPresent(String.self, forKey: .deviceToken)
+            transactionID = try? fields.decodeIfPresent(String.self, forKey: .transactionID)
+            timestamp = try? fields.decodeIfPresent(Int64.self, forKey: .timestamp)
+            credential = try? fields.decodeIfPresent(String.self, forKey: .credential)
+            do {
+                bit0 = try fields.decodeIfPresent(Bool.self, forKey: .bit0)
+                bit1 = try fields.decodeIfPresent(Bool.self, forKey: .bit1)
+            } catch {
+                badBits = true
+            }
+        }
+    }
+}
