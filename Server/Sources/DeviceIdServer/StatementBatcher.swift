@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Gathers the requests that arrive while the database is busy and runs them as one statement: under load many
 /// requests share a round trip (and a commit), while a request on an idle server runs at once, alone.
@@ -30,7 +30,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
         case queued, refused, handedTo(CheckedContinuation<[Waiter]?, Never>, [Waiter])
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let maximumBatchSize: Int
     private let execute: @Sendable ([Request]) async throws -> [Answer]
 
@@ -44,7 +44,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
     /// The answer to `request`, from the next batch a worker runs.
     func submit(_ request: Request) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            let next = state.withLock { state -> Submission in
+            let next = state.withLockedValue { state -> Submission in
                 guard !state.closed else { return .refused }
                 state.pending.append(Waiter(request: request, continuation: continuation))
                 guard let worker = state.idleWorkers.popLast() else { return .queued }
@@ -73,7 +73,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
 
     /// Refuses new requests; workers finish what is pending, then return.
     func close() {
-        let idle = state.withLock { state in
+        let idle = state.withLockedValue { state in
             state.closed = true
             defer { state.idleWorkers = [] }
             return state.idleWorkers
@@ -83,7 +83,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
 
     private func nextBatch() async -> [Waiter]? {
         await withCheckedContinuation { worker in
-            let ready = state.withLock { state -> [Waiter]?? in
+            let ready = state.withLockedValue { state -> [Waiter]?? in
                 if !state.pending.isEmpty { return state.takeBatch(upTo: maximumBatchSize) }
                 if state.closed { return .some(nil) }
                 state.idleWorkers.append(worker)

@@ -1,6 +1,6 @@
 import Foundation
 import JWTKit
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The claims of a team's `Authorization: Bearer` JWT: its team (`iss`) and when it was made (`iat`).
 public struct TeamClaims: JWTPayload {
@@ -25,8 +25,8 @@ public struct TeamClaims: JWTPayload {
 public final class TeamAuthorizer: Sendable {
     private let store: any BitStore
     private let keys = JWTKeyCollection()
-    private let verified = Mutex<[String: (team: Team, until: Date)]>([:])
-    private let addedKeys = Mutex<Set<String>>([])
+    private let verified = NIOLockedValueBox<[String: (team: Team, until: Date)]>([:])
+    private let addedKeys = NIOLockedValueBox<Set<String>>([])
 
     /// An authorizer that finds teams in `store`.
     public init(store: any BitStore) {
@@ -37,17 +37,17 @@ public final class TeamAuthorizer: Sendable {
     public func team(for authorization: String?, now: Date) async -> Team? {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return nil }
         let jwt = String(authorization.dropFirst("Bearer ".count))
-        if let cached = verified.withLock({ $0[jwt] }), now < cached.until { return cached.team }
+        if let cached = verified.withLockedValue({ $0[jwt] }), now < cached.until { return cached.team }
         guard let keyID = Self.keyID(of: jwt), let team = try? await store.team(keyID: keyID) else { return nil }
         do {
-            if addedKeys.withLock({ !$0.contains(keyID) }) {
+            if addedKeys.withLockedValue({ !$0.contains(keyID) }) {
                 await keys.add(ecdsa: try ES256PublicKey(pem: team.publicKeyPEM), kid: JWKIdentifier(string: keyID))
-                addedKeys.withLock { _ = $0.insert(keyID) }
+                addedKeys.withLockedValue { _ = $0.insert(keyID) }
             }
             let claims = try await keys.verify(jwt, as: TeamClaims.self)
             let issued = claims.iat.value
             guard claims.iss.value == team.id, issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { return nil }
-            verified.withLock { cache in
+            verified.withLockedValue { cache in
                 if cache.count > 10_000 { cache.removeAll() }   // bounded: many distinct JWTs only cost their checks again
                 cache[jwt] = (team, issued.addingTimeInterval(3600))
             }
@@ -60,8 +60,8 @@ public final class TeamAuthorizer: Sendable {
     /// Forgets cached keys and verifications (after teams change).
     public func reset() async {
         _ = await keys.removeAll()
-        addedKeys.withLock { $0.removeAll() }
-        verified.withLock { $0.removeAll() }
+        addedKeys.withLockedValue { $0.removeAll() }
+        verified.withLockedValue { $0.removeAll() }
     }
 
     /// The `kid` in a JWT's header, read before anything is verified.

@@ -1,6 +1,6 @@
 import DeviceCheck
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A device token that checked out, and what its TPM attestation proved, when it carries one the server checks.
 package struct CheckedToken: Sendable {
@@ -16,7 +16,7 @@ package final class VerifiedTokens: Sendable {
         let token: String
     }
 
-    private let verified = Mutex<[Key: CheckedToken]>([:])
+    private let verified = NIOLockedValueBox<[Key: CheckedToken]>([:])
     private let tpm: TPMAttestationVerifier?
     private static let capacity = 50_000
 
@@ -30,7 +30,7 @@ package final class VerifiedTokens: Sendable {
     /// token unattested.
     package func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
         let key = Key(team: team, token: encoded)
-        if let known = verified.withLock({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
+        if let known = verified.withLockedValue({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
            known.token.issuedAt.timeIntervalSince(now) <= 60 {
             return known
         }
@@ -46,7 +46,7 @@ package final class VerifiedTokens: Sendable {
             }
         }
         let checked = CheckedToken(token: token, attested: attested)
-        verified.withLock { cache in
+        verified.withLockedValue { cache in
             if cache.count >= Self.capacity { cache.removeAll() }
             cache[key] = checked
         }

@@ -11,6 +11,8 @@ package final class AsyncLock: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Void, any Error>
+        /// Turns the waiter away at its deadline; cancelled when it leaves the queue either way.
+        let deadline: (any DispatchSourceTimer)?
     }
 
     private struct State {
@@ -45,9 +47,6 @@ package final class AsyncLock: Sendable {
             state.pending.insert(state.nextID)
             return state.nextID
         }
-        if let timeout {
-            Self.timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in self?.abandon(id, TimedOut()) }
-        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Bool, any Error> = state.withLock { state in
@@ -60,7 +59,8 @@ package final class AsyncLock: Sendable {
                         state.pending.remove(id)
                         return .success(true)
                     }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    // A deadline only for a waiter that waits: an uncontended lock costs no timer.
+                    state.waiters.append(Waiter(id: id, continuation: continuation, deadline: timeout.map { deadline(for: id, after: $0) }))
                     return .success(false)
                 }
                 switch outcome {
@@ -85,7 +85,17 @@ package final class AsyncLock: Sendable {
             state.abandoned[id] = reason   // not queued yet: it gives up when it arrives
             return nil
         }
+        waiting?.deadline?.cancel()
         waiting?.continuation.resume(throwing: reason)
+    }
+
+    /// A timer that turns waiter `id` away after `timeout`.
+    private func deadline(for id: UInt64, after timeout: Duration) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: Self.timers)
+        timer.setEventHandler { [weak self] in self?.abandon(id, TimedOut()) }
+        timer.schedule(deadline: .now() + timeout.dispatchInterval)
+        timer.resume()
+        return timer
     }
 
     private func release() {
@@ -98,6 +108,7 @@ package final class AsyncLock: Sendable {
             state.pending.remove(next.id)
             return next
         }
+        next?.deadline?.cancel()
         next?.continuation.resume()
     }
 }

@@ -42,7 +42,9 @@ final class ReplyDispatcher: Sendable {
                 let dispatcher = Unmanaged<ReplyDispatcher>.fromOpaque(context).takeUnretainedValue()
                 guard let waiting = dispatcher.take(g_dbus_message_get_reply_serial(message)) else { return message }
                 // The filter owns `message`; the Reply takes that reference over.
-                waiting.resume(returning: Reply(taking: message))
+                let reply = Reply(taking: message)
+                ThreadSanitizerHandOff.publish(reply)
+                waiting.resume(returning: reply)
                 return nil
             },
             Unmanaged.passRetained(self).toOpaque(),
@@ -89,7 +91,7 @@ final class ReplyDispatcher: Sendable {
     nonisolated(nonsending) func send(_ message: OpaquePointer, on connection: OpaquePointer, timeout: Duration) async throws -> Reply {
         // The serial is known only once sent; cancellation may come before.
         let state = Locked<(serial: UInt32?, cancelled: Bool)>((nil, false))
-        return try await withTaskCancellationHandler {
+        let reply = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 var serial: UInt32 = 0
                 var error: UnsafeMutablePointer<GError>?
@@ -119,5 +121,7 @@ final class ReplyDispatcher: Sendable {
             }
             if let serial { take(serial)?.resume(throwing: KeyringError.cancelled) }
         }
+        ThreadSanitizerHandOff.receive(reply)
+        return reply
     }
 }
