@@ -17,8 +17,9 @@ do {
     // Device → server: the public key (here as JWK; PEM and PKCS#1 DER work too) and the id.
     let publicKey = try await device.publicKey()
     let registration = (id: try await device.id, jwk: try publicKey.jwkJSON(), der: publicKey.externalRepresentation)
-    print("Registered device \(registration.id)")
-    print("  key thumbprint (RFC 7638): \(try publicKey.jwkThumbprint())")
+    let thumbprint = try publicKey.jwkThumbprint()
+    print("Registered device", registration.id)
+    print("  key thumbprint (RFC 7638):", thumbprint)
 
     // Server: the id must be the SHA-256 of the registered key, or the registration is refused.
     let registeredKey = try DevicePublicKey(pkcs1DER: registration.der)

@@ -237,7 +237,7 @@ struct ClientChurnTests {
     func shortLivedClients() async throws {
         // gnome-keyring 42 aborted now and then when a new client's first message was OpenSession
         // (measured: once in 300–1300 processes in a row); deviceid sends a Ping ahead of it. Built with a sanitizer,
-        // each process starts ten times slower: a hundred then, which still checks that each one's id is the same.
+        // each process starts several times slower: a hundred then, which still checks that each one's id is the same.
         #if DEVICEID_THREAD_SANITIZER || DEVICEID_ADDRESS_SANITIZER
         let runs = 100
         #else

@@ -17,6 +17,12 @@ public struct ProcessOutput: Sendable {
 
 /// Starting processes for tests without blocking Swift's cooperative pool.
 public enum ChildProcess {
+    /// The sanitizers' settings of this run (`scripts/test --sanitize` sets them), for a child started with an
+    /// environment of its own: every program of a sanitized run reports as the test process does.
+    public static let sanitizerSettings = ProcessInfo.processInfo.environment.filter {
+        ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key)
+    }
+
     /// The absolute path of `name` on `PATH`.
     public static func which(_ name: String) -> String? {
         if name.hasPrefix("/") { return name }

@@ -73,6 +73,7 @@ extension PrivateKeyring {
             "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/flatpak/bus", "FLATPAK_ID": appID,
         ]
         inside.merge(extra) { $1 }
+        inside.merge(ChildProcess.sanitizerSettings) { $1 }
         var sandbox = [
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
@@ -81,8 +82,11 @@ extension PrivateKeyring {
             "--bind", app.path, app.path,
             "--unshare-pid", "--die-with-parent", "--clearenv",
         ]
-        // The program and the libraries it links from outside /usr (the Swift runtime), where they are on the host.
-        for directory in try await Self.directoriesOutsideUsr(of: executable) { sandbox += ["--ro-bind", directory, directory] }
+        // The program and the libraries it links from outside /usr (the Swift runtime), where they are on the host; in
+        // a sanitized run, the sanitizers' suppression lists too.
+        for directory in try await Self.directoriesOutsideUsr(of: executable).union(Self.suppressionLists) {
+            sandbox += ["--ro-bind", directory, directory]
+        }
         for (name, value) in inside.sorted(by: { $0.key < $1.key }) { sandbox += ["--setenv", name, value] }
         let output = try await ChildProcess.run("bwrap", sandbox + [executable] + arguments, environment: [:], input: input)
         ChildProcess.signal(proxy, SIGKILL)
@@ -100,6 +104,13 @@ extension PrivateKeyring {
         if !talk.isEmpty { info += "\n[Session Bus Policy]\n" + talk.map { "\($0)=talk\n" }.joined() }
         return info
     }
+
+    /// The directories of the suppression lists the sanitizers' settings name (`suppressions=PATH`).
+    private static let suppressionLists = Set(ChildProcess.sanitizerSettings.values.flatMap { options in
+        options.split(separator: ":").compactMap { option in
+            option.hasPrefix("suppressions=") ? (String(option.dropFirst("suppressions=".count)) as NSString).deletingLastPathComponent : nil
+        }
+    })
 
     /// The directory of `executable` and those of the libraries it links from outside `/usr`, as `ldd` resolves them.
     private static func directoriesOutsideUsr(of executable: String) async throws -> Set<String> {
