@@ -18,7 +18,6 @@ final class TestKeyringFile: Sendable {
     /// No session bus: nothing may reach a Secret Service.
     func environment(password: String? = "file password") -> [String: String] {
         var environment = ["PATH": "/usr/bin:/bin", "HOME": root.path, "SECRET_BACKEND": "file", "SECRET_FILE_TEST_PATH": path]
-            .merging(ChildProcess.sanitizerSettings) { $1 }
         environment["SECRET_FILE_TEST_PASSWORD"] = password
         return environment
     }

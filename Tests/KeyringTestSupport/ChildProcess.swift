@@ -17,9 +17,9 @@ public struct ProcessOutput: Sendable {
 
 /// Starting processes for tests without blocking Swift's cooperative pool.
 public enum ChildProcess {
-    /// The sanitizers' settings of this run (`scripts/test --sanitize` sets them), for a child started with an
-    /// environment of its own: every program of a sanitized run reports as the test process does.
-    public static let sanitizerSettings = ProcessInfo.processInfo.environment.filter {
+    /// The sanitizers' settings of this run (`scripts/test --sanitize` sets them), which every child gets whatever
+    /// environment it is started with: every program of a sanitized run reports as the test process does.
+    static let sanitizerSettings = ProcessInfo.processInfo.environment.filter {
         ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key)
     }
 
@@ -57,7 +57,7 @@ public enum ChildProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(sanitizerSettings) { given, _ in given }
         return process
     }
 

@@ -73,7 +73,7 @@ extension PrivateKeyring {
             "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/flatpak/bus", "FLATPAK_ID": appID,
         ]
         inside.merge(extra) { $1 }
-        inside.merge(ChildProcess.sanitizerSettings) { $1 }
+        inside.merge(ChildProcess.sanitizerSettings) { $1 }   // bwrap clears the environment it was given
         var sandbox = [
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
