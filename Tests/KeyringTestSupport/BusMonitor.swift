@@ -3,7 +3,7 @@ import Foundation
 /// Watches a private bus for calls of one method (`dbus-monitor --profile`: one line per message, never a
 /// body, so no secret reaches the test output): to prove a call was never sent.
 public final class BusMonitor: Sendable {
-    private let process: Process
+    private let process: SpawnedProcess
     private let output: FileHandle
     private let address: String
     private let member: String
@@ -14,18 +14,13 @@ public final class BusMonitor: Sendable {
     init(_ keyring: PrivateKeyring, member: String) async throws {
         address = keyring.address
         self.member = member
-        process = try ChildProcess.prepare(
+        process = try ChildProcess.spawn(
             "dbus-monitor",
             ["--profile", "--address", address, "type='method_call',member='\(member)'",
              "type='method_call',interface='org.freedesktop.DBus',member='\(Self.sentinel)'"],
-            environment: keyring.environment)
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        output = stdout.fileHandleForReading
-        let exited = ChildProcess.exitStatus(of: process)
-        try process.run()
-        keyring.adopt(process, exited: exited)
+            environment: keyring.environment, stdout: .pipe)
+        output = process.output!
+        keyring.adopt(process)
         // The bus tells a new monitor it lost its name once it has become one.
         while !(await ChildProcess.readLine(output)).hasSuffix("\tNameLost") {
             guard process.isRunning else { throw BusCall.Failure(description: "dbus-monitor did not start") }

@@ -34,48 +34,25 @@ public enum ChildProcess {
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data()
     ) async throws -> ProcessOutput {
-        let process = try prepare(executable, arguments, environment: environment)
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        let exited = exitStatus(of: process)
-        try process.run()
+        let process = try spawn(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
         // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe.
-        async let out = readToEnd(stdout.fileHandleForReading)
-        async let err = readToEnd(stderr.fileHandleForReading)
-        try stdin.fileHandleForWriting.write(contentsOf: input)
-        try stdin.fileHandleForWriting.close()
-        return ProcessOutput(status: await exited.value, stdout: await out, stderr: await err)
+        async let out = readToEnd(process.output!)
+        async let err = readToEnd(process.errorOutput!)
+        try process.input!.write(contentsOf: input)
+        try process.input!.close()
+        return ProcessOutput(status: await process.terminated().status, stdout: await out, stderr: await err)
     }
 
-    /// A configured, not yet started process.
-    static func prepare(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
+    /// Starts `executable` (found on `PATH`) with `environment` and the run's sanitizer settings.
+    static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        stdin: SpawnedProcess.Stream = .null, stdout: SpawnedProcess.Stream = .null, stderr: SpawnedProcess.Stream = .null
+    ) throws -> SpawnedProcess {
         guard let path = which(executable) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: executable])
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment.merging(sanitizerSettings) { given, _ in given }
-        return process
-    }
-
-    /// Sends `signal` to `process` unless it has already exited. A reaped child's PID goes back to the kernel,
-    /// which hands it out again (`pid_max` is 32768 here, and threads draw from the same numbers): a late
-    /// `kill` of a process that quit on its own would hit whatever holds the number now, even another test's
-    /// keyring daemon, through one of its threads. Foundation marks the process as not running in the same
-    /// callback that reaps it.
-    static func signal(_ process: Process, _ signal: Int32) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
-    }
-
-    /// A task that ends with the process's exit status; set up before `run()`.
-    static func exitStatus(of process: Process) -> Task<Int32, Never> {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
-        return Task { await stream.first { _ in true } ?? -1 }
+        return try SpawnedProcess(
+            path, arguments, environment: environment.merging(sanitizerSettings) { given, _ in given }, stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
     /// Reads `handle` to its end on a thread outside the cooperative pool.

@@ -68,7 +68,7 @@ extension PrivateKeyring {
     private func launchKWallet() async throws {
         var environment = environment
         environment["QT_QPA_PLATFORM"] = "offscreen"
-        try launch(try ChildProcess.prepare("kwalletd5", [], environment: environment), input: Data())
+        try launch("kwalletd5", [], environment: environment, input: Data())
         for name in [KWallet.daemon.name, "org.freedesktop.secrets"] { try await waitForName(name, of: "kwalletd5") }
     }
 

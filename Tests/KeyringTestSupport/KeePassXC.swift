@@ -50,8 +50,7 @@ extension PrivateKeyring {
         }
         var environment = environment
         environment["QT_QPA_PLATFORM"] = "offscreen"
-        let process = try ChildProcess.prepare("keepassxc", ["--pw-stdin", keePassXCDatabase.path], environment: environment)
-        try launch(process, input: Data(password.utf8))
+        try launch("keepassxc", ["--pw-stdin", keePassXCDatabase.path], environment: environment, input: Data(password.utf8))
         try await waitUntilDefaultCollection(locked: false)
     }
 

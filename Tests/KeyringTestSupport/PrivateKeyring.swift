@@ -31,11 +31,10 @@ public final class PrivateKeyring: Sendable {
     /// The private bus's D-Bus address.
     public let address: String
     let password: String
-    private let bus: Process
-    private let busExited: Task<Int32, Never>
-    private let daemon = Locked<(process: Process, exited: Task<Int32, Never>)?>(nil)
+    private let bus: SpawnedProcess
+    private let daemon = Locked<SpawnedProcess?>(nil)
     /// Other processes started for this keyring (monitors), stopped with it.
-    private let helpers = Locked<[(process: Process, exited: Task<Int32, Never>)]>([])
+    private let helpers = Locked<[SpawnedProcess]>([])
 
     /// How many private keyrings run at once. Tests run in parallel, and a provider starved of CPU by dozens of
     /// others starting (KeePassXC is a Qt application) answers after the clients' timeouts.
@@ -98,19 +97,12 @@ public final class PrivateKeyring: Sendable {
             .write(to: config, atomically: true, encoding: .utf8)
         // Nothing activated on this bus may reach the user's display.
         let busEnvironment = ProcessInfo.processInfo.environment.filter { $0.key != "DISPLAY" && $0.key != "WAYLAND_DISPLAY" }
-        // The test runner's blocked signals are inherited; dbus-daemon must see SIGCHLD to learn that a service
-        // it activated exited (else the activation waits out its 25 s): unblock them before it starts.
-        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"
-        bus = try ChildProcess.prepare(
-            "/usr/bin/python3", ["-c", unblocked, "dbus-daemon", "--config-file=\(config.path)", "--nofork", "--print-address=1"],
-            environment: busEnvironment)
-        let stdout = Pipe()
-        bus.standardOutput = stdout
-        bus.standardError = FileHandle.nullDevice
-        busExited = ChildProcess.exitStatus(of: bus)
-        try bus.run()
+        // dbus-daemon must see SIGCHLD to learn that a service it activated exited (else the activation waits out its
+        // 25 s): children start with no signal blocked, whatever the test runner blocks.
+        bus = try ChildProcess.spawn(
+            "dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"], environment: busEnvironment, stdout: .pipe)
         // dbus-daemon prints its address once it is listening.
-        address = await ChildProcess.readLine(stdout.fileHandleForReading)
+        address = await ChildProcess.readLine(bus.output!)
         guard !address.isEmpty else { throw KeyringError.noSessionBus("the private dbus-daemon did not start") }
     }
 
@@ -176,31 +168,26 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    /// Runs `process` as this keyring's provider: its standard output discarded, its standard error appended to
-    /// ``providerLog``, `input` written to its standard input.
-    func launch(_ process: Process, input: Data) throws {
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
+    /// Starts `executable` as this keyring's provider, with `environment` (this keyring's when `nil`): its standard
+    /// output discarded, its standard error appended to ``providerLog``, `input` written to its standard input.
+    func launch(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: Data) throws {
         if !FileManager.default.fileExists(atPath: providerLogFile.path) {
             _ = FileManager.default.createFile(atPath: providerLogFile.path, contents: nil)
         }
         let log = try FileHandle(forWritingTo: providerLogFile)
         defer { try? log.close() }
         try log.seekToEnd()
-        process.standardError = log
-        let exited = ChildProcess.exitStatus(of: process)
-        try process.run()
-        daemon.withLock { $0 = (process, exited) }
-        try stdin.fileHandleForWriting.write(contentsOf: input)
-        try stdin.fileHandleForWriting.close()
+        let process = try ChildProcess.spawn(
+            executable, arguments, environment: environment ?? self.environment, stdin: .pipe, stderr: .file(log))
+        daemon.withLock { $0 = process }
+        try process.input!.write(contentsOf: input)
+        try process.input!.close()
     }
 
     private func startGnomeKeyring(unlock: Bool) async throws {
-        let process = try ChildProcess.prepare(
+        try launch(
             "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
-            environment: environment)
-        try launch(process, input: unlock ? Data(password.utf8) : Data())
+            input: unlock ? Data(password.utf8) : Data())
         try await waitForName("org.freedesktop.secrets", of: "gnome-keyring-daemon")
     }
 
@@ -214,7 +201,7 @@ public final class PrivateKeyring: Sendable {
     /// only what a test needs, for behaviour no real provider shows (named as such in the tests using it).
     public func startStandIn(_ script: String) async throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(script).py").path
-        try launch(try ChildProcess.prepare("/usr/bin/python3", [path], environment: environment), input: Data())
+        try launch("/usr/bin/python3", [path], input: Data())
         try await waitForName("org.freedesktop.secrets", of: "the stand-in \(script)")
     }
 
@@ -236,14 +223,13 @@ public final class PrivateKeyring: Sendable {
     /// Kills the provider outright (SIGKILL: KeePassXC ignores SIGTERM while a dialog is up) and waits until it has exited.
     public func killDaemon() async {
         guard let running = daemon.withLock({ current in defer { current = nil }; return current }) else { return }
-        ChildProcess.signal(running.process, SIGKILL)
-        _ = await running.exited.value
+        running.signal(SIGKILL)
+        _ = await running.terminated()
     }
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the provider: a Secret Service that accepts calls and never answers.
     public func freezeDaemon(_ frozen: Bool) {
-        guard let process = daemon.withLock({ $0?.process }) else { return }
-        ChildProcess.signal(process, frozen ? SIGSTOP : SIGCONT)
+        daemon.withLock { $0 }?.signal(frozen ? SIGSTOP : SIGCONT)
     }
 
     private var providerLogFile: URL { root.appendingPathComponent("provider.log") }
@@ -256,11 +242,10 @@ public final class PrivateKeyring: Sendable {
 
     /// How the provider ended, if it has: to tell a provider's own crash (SIGABRT, SIGSEGV) from a kill.
     public var providerExit: String? {
-        guard let process = daemon.withLock({ $0?.process }), !process.isRunning else { return nil }
-        switch process.terminationReason {
-        case .uncaughtSignal: return "the provider died of signal \(process.terminationStatus)"
-        case .exit: return "the provider exited with status \(process.terminationStatus)"
-        @unknown default: return "the provider ended"
+        switch daemon.withLock({ $0 })?.termination {
+        case .signaled(let signal): "the provider died of signal \(signal)"
+        case .exited(let status): "the provider exited with status \(status)"
+        case nil: nil
         }
     }
 
@@ -273,8 +258,8 @@ public final class PrivateKeyring: Sendable {
     }
 
     /// Stops `process` (SIGKILL) when this keyring shuts down.
-    func adopt(_ process: Process, exited: Task<Int32, Never>) {
-        helpers.withLock { $0.append((process, exited)) }
+    func adopt(_ process: SpawnedProcess) {
+        helpers.withLock { $0.append(process) }
     }
 
     private func shutDown() async {
@@ -283,12 +268,11 @@ public final class PrivateKeyring: Sendable {
         freezeDaemon(false)
         await killDaemon()
         for helper in helpers.withLock({ $0 }) {
-            ChildProcess.signal(helper.process, SIGKILL)
-            _ = await helper.exited.value
+            helper.signal(SIGKILL)
+            _ = await helper.terminated()
         }
-        // SIGKILL: children inherit the test runner's blocked signal mask, so SIGTERM may never arrive.
-        ChildProcess.signal(bus, SIGKILL)
-        _ = await busExited.value
+        bus.signal(SIGKILL)
+        _ = await bus.terminated()
         try? FileManager.default.removeItem(at: root)
     }
 

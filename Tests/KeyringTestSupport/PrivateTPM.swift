@@ -15,14 +15,12 @@ import Foundation
 /// TPM keeps across one (its seeds, hence which keys it accepts) survives a ``restart()``; ``replace()`` puts a
 /// different TPM behind the same name, as when a machine's TPM is cleared or a keyring moves to another machine.
 public final class PrivateTPM: Sendable {
-    private typealias Child = (process: Process, exited: Task<Int32, Never>)
-
     /// The TCP port swtpm answers TPM commands on (its control channel is the next one).
     public let port: Int
     /// The resource manager's name on the (private) system bus.
     private let busName: String
     /// swtpm, then the resource manager in front of it.
-    private let running = Locked<[Child]>([])
+    private let running = Locked<[SpawnedProcess]>([])
     private let state = Locked<URL?>(nil)
 
     private static let turns = Slots(1)
@@ -59,9 +57,9 @@ public final class PrivateTPM: Sendable {
 
     /// Cuts the power: TPM commands fail until ``restart()`` or ``replace()``.
     public func stop() async {
-        for child in running.withLock({ current -> [Child] in defer { current = [] }; return current }).reversed() {
-            ChildProcess.signal(child.process, SIGKILL)
-            _ = await child.exited.value
+        for child in running.withLock({ current -> [SpawnedProcess] in defer { current = [] }; return current }).reversed() {
+            child.signal(SIGKILL)
+            _ = await child.terminated()
         }
     }
 
@@ -105,12 +103,8 @@ public final class PrivateTPM: Sendable {
 
     /// Starts `executable`, its output discarded, as one of the processes ``stop()`` kills.
     private func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
-        let process = try ChildProcess.prepare(executable, arguments, environment: environment)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let exited = ChildProcess.exitStatus(of: process)
-        try process.run()
-        running.withLock { $0.append((process, exited)) }
+        let process = try ChildProcess.spawn(executable, arguments, environment: environment)
+        running.withLock { $0.append(process) }
     }
 
     private func remove() async {

@@ -4,23 +4,21 @@ import Keyring
 /// The real Secret portal on a private keyring's bus: `xdg-desktop-portal`, finding gnome-keyring's portal
 /// backend (`org.freedesktop.impl.portal.Secret`) as on a GNOME desktop.
 public final class SecretPortal: Sendable {
-    private let process: Process
-    private let exited: Task<Int32, Never>
+    private let process: SpawnedProcess
 
-    fileprivate init(process: Process, exited: Task<Int32, Never>) {
+    fileprivate init(process: SpawnedProcess) {
         self.process = process
-        self.exited = exited
     }
 
     /// Stops the portal (SIGKILL) and waits until it has exited.
     public func stop() async {
-        ChildProcess.signal(process, SIGKILL)
-        _ = await exited.value
+        process.signal(SIGKILL)
+        _ = await process.terminated()
     }
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the portal: one that accepts calls and never answers.
     public func freeze(_ frozen: Bool) {
-        ChildProcess.signal(process, frozen ? SIGSTOP : SIGCONT)
+        process.signal(frozen ? SIGSTOP : SIGCONT)
     }
 }
 
@@ -30,14 +28,10 @@ extension PrivateKeyring {
     public func startSecretPortal() async throws -> SecretPortal {
         var environment = environment
         environment["XDG_CURRENT_DESKTOP"] = "gnome"
-        let process = try ChildProcess.prepare("/usr/libexec/xdg-desktop-portal", ["--replace"], environment: environment)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let exited = ChildProcess.exitStatus(of: process)
-        try process.run()
-        adopt(process, exited: exited)
+        let process = try ChildProcess.spawn("/usr/libexec/xdg-desktop-portal", ["--replace"], environment: environment)
+        adopt(process)
         try await waitForName("org.freedesktop.portal.Desktop", of: "xdg-desktop-portal")
-        return SecretPortal(process: process, exited: exited)
+        return SecretPortal(process: process)
     }
 
     /// Runs `executable` as a Flatpak app would run: in a bubblewrap sandbox with a `/.flatpak-info` naming
@@ -56,14 +50,10 @@ extension PrivateKeyring {
         let metadata = app.appendingPathComponent("flatpak-info")
         try flatpakInfo(appID: appID, talk: talk).write(to: metadata, atomically: true, encoding: .utf8)
         let socket = root.appendingPathComponent("run/proxy-\(UUID().uuidString.prefix(8))").path
-        let proxy = try ChildProcess.prepare(
+        let proxy = try ChildProcess.spawn(
             "xdg-dbus-proxy", [address, socket, "--filter", "--talk=org.freedesktop.portal.*"] + talk.map { "--talk=\($0)" },
             environment: [:])
-        proxy.standardOutput = FileHandle.nullDevice
-        proxy.standardError = FileHandle.nullDevice
-        let proxyExited = ChildProcess.exitStatus(of: proxy)
-        try proxy.run()
-        defer { ChildProcess.signal(proxy, SIGKILL) }
+        defer { proxy.signal(SIGKILL) }
         try await waitUntil("xdg-dbus-proxy listens") { FileManager.default.fileExists(atPath: socket) }
 
         let runtime = "/run/user/\(getuid())"
@@ -89,8 +79,8 @@ extension PrivateKeyring {
         }
         for (name, value) in inside.sorted(by: { $0.key < $1.key }) { sandbox += ["--setenv", name, value] }
         let output = try await ChildProcess.run("bwrap", sandbox + [executable] + arguments, environment: [:], input: input)
-        ChildProcess.signal(proxy, SIGKILL)
-        _ = await proxyExited.value
+        proxy.signal(SIGKILL)
+        _ = await proxy.terminated()
         return output
     }
 
