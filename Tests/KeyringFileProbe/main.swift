@@ -5,7 +5,9 @@ import Keyring
 // single long-lived process meet changes other processes make between its calls (`sh COMMAND` runs one).
 // Items are addressed by the service in $PROBE_SERVICE (default `probe`) and the account in $PROBE_ACCOUNT
 // (default `a`).
-let client = KeyringClient(unlockPolicy: .nonInteractive, timeout: .seconds(20))
+// A deadline past the library's default: the sandbox tests run the probe beside the whole suite, under the
+// sanitizers too, where one sandboxed load (the portal's answer, 100,000 rounds of PBKDF2) took over 20 seconds.
+let client = KeyringClient(unlockPolicy: .nonInteractive, timeout: .seconds(60))
 let service = ProcessInfo.processInfo.environment["PROBE_SERVICE"] ?? "probe"
 let account = ProcessInfo.processInfo.environment["PROBE_ACCOUNT"] ?? "a"
 let attributes: KeyringAttributes = ["service": service, "account": account]

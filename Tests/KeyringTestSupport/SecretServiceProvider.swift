@@ -14,8 +14,8 @@ public enum SecretServiceProvider: Sendable, Hashable, CustomStringConvertible {
 
     /// Every provider and every lock mode: for tests of what a locked keyring answers. KWallet runs these only:
     /// each of its starts is several processes (kwalletd5 twice, a wallet opened over D-Bus), and with it in every
-    /// test, Foundation's `Process.run()` crashed the test process now and then (it reads past glibc's directory
-    /// buffer while listing `/proc/self/fd`, as AddressSanitizer shows; swift-corelibs-foundation#5472 fixes it).
+    /// test, Foundation's `Process.run()`, which the test support then started processes with, crashed the test
+    /// process now and then (it reads past glibc's directory buffer: see ``SpawnedProcess``).
     public static let allLockModes: [SecretServiceProvider] = all + [.keePassXC(unlockBeforeSearch: false), .kWallet]
 
     /// The name of the collection the `default` alias points to, as errors report it.
