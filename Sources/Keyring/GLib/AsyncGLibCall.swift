@@ -34,15 +34,17 @@ func awaitGLib<Result>(
     }
     let abandonable = cancellation == .isAbandoned
     // Wake the loop below when the call is cancelled, and a few times a second for `stalled`.
-    let wakers = abandonable ? [g_cancellable_source_new(call.cancellable)!] + (stalled == nil ? [] : [g_timeout_source_new(200)!]) : []
-    for source in wakers {
-        g_source_set_dummy_callback(source)
-        g_source_attach(source, context)
+    let wake = abandonable ? CancellationWake(call.cancellable, context: context) : nil
+    let tick = abandonable && stalled != nil ? g_timeout_source_new(200) : nil
+    if let tick {
+        g_source_set_dummy_callback(tick)
+        g_source_attach(tick, context)
     }
     defer {
-        for source in wakers {
-            g_source_destroy(source)
-            g_source_unref(source)
+        wake?.stop()
+        if let tick {
+            g_source_destroy(tick)
+            g_source_unref(tick)
         }
     }
     let completion = UnsafeMutablePointer<Completion>.allocate(capacity: 1)

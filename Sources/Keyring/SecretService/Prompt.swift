@@ -40,13 +40,8 @@ extension OpenService {
             }, outcome.toOpaque(), nil)
         defer { g_dbus_connection_signal_unsubscribe(connection, vanished) }
         // The deadline and the caller cancel the cancellable: let that wake the loop.
-        let wake = g_cancellable_source_new(call.cancellable)!
-        g_source_set_callback(wake, { _ in gboolean(0) }, nil, nil)
-        g_source_attach(wake, context)
-        defer {
-            g_source_destroy(wake)
-            g_source_unref(wake)
-        }
+        let wake = CancellationWake(call.cancellable, context: context)
+        defer { wake.stop() }
 
         var arguments: [OpaquePointer?] = [g_variant_new_string("")]
         do {
