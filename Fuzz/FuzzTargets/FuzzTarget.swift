@@ -3,6 +3,7 @@ import DeviceId
 import Foundation
 import FuzzDriver
 import Keyring
+import OpenSSLSupport
 import SecureStorage
 
 /// A decoder of what another process can write — a keyring item, a device token — driven with arbitrary bytes:
@@ -19,6 +20,9 @@ package enum FuzzTarget: String, Fuzzable {
     case legacy
     /// `DeviceToken.verify`, as a team's backend runs it.
     case deviceToken = "device-token"
+    /// `DeviceToken.verify` of a token signed afresh, so that fuzzing reaches past the signature check: the input is
+    /// one byte choosing the signer (see ``ResigningKeys``), the header, a 0xFF byte, the payload.
+    case signedDeviceToken = "signed-device-token"
 
     package func run(_ input: Data) async -> FuzzOutcome {
         do {
@@ -49,6 +53,8 @@ package enum FuzzTarget: String, Fuzzable {
             return fromItems != nil || fromFile != nil
         case .deviceToken:
             _ = try DeviceToken.verify(input, team: Self.team, now: Self.tokenTime)
+        case .signedDeviceToken:
+            _ = try DeviceToken.verify(try ResigningKeys.token(input), team: Self.team, now: Self.tokenTime)
         }
         return true
     }
@@ -60,7 +66,7 @@ package enum FuzzTarget: String, Fuzzable {
             return [try await encryptor.encrypt(data: Data(), for: Self.item), try await encryptor.encrypt(data: Data("{\"note\":1}".utf8), for: Self.item)]
         case .passphraseParameters:
             return [Data(try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost).encryptionKey().parameters)]
-        case .storedIdentity, .legacy, .deviceToken:
+        case .storedIdentity, .legacy, .deviceToken, .signedDeviceToken:
             return []
         }
     }

@@ -82,16 +82,16 @@ extension DeviceToken {
     /// Checks `token` (the compact JWS as bytes, what ``DeviceCheckDevice/generateToken()`` returns) for `team` at
     /// `now`: shape, the key, the signature, the audience and the time window (with `leeway` for clock skew).
     public static func verify(_ token: Data, team: String, now: Date = Date(), leeway: TimeInterval = 60) throws -> VerifiedDeviceToken {
-        guard let text = String(validating: token, as: UTF8.self) else { throw DeviceTokenError.malformed("not UTF-8 text") }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Data(base64URL: parts[0]), let payloadBytes = Data(base64URL: parts[1]),
-              let signature = Data(base64URL: parts[2]) else {
-            throw DeviceTokenError.malformed("not three base64url parts")
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(token)
+        } catch {
+            throw DeviceTokenError.malformed(error.description)
         }
         let header: Header, payload: Payload
         do {
-            header = try JSONDecoder().decode(Header.self, from: headerBytes)
-            payload = try JSONDecoder().decode(Payload.self, from: payloadBytes)
+            header = try JSONDecoder().decode(Header.self, from: jws.header)
+            payload = try JSONDecoder().decode(Payload.self, from: jws.payload)
         } catch {
             throw DeviceTokenError.malformed("header or payload is not the expected JSON")
         }
@@ -99,18 +99,23 @@ extension DeviceToken {
         guard let algorithm = SignatureAlgorithm(rawValue: header.alg) else { throw DeviceTokenError.malformed("alg \(header.alg)") }
         guard let keyBytes = Data(base64URL: header.dpk),
               let key = try? DevicePublicKey(externalRepresentation: keyBytes, keyType: algorithm.keyType) else {
-            throw DeviceTokenError.malformed("dpk is not a \(algorithm.keyType.rawValue) public key")
+            throw DeviceTokenError.malformed("dpk is not a \(algorithm.keyType.rawValue) public key in its one encoding")
+        }
+        guard key.keyType == .p256 || Self.acceptedRSA(key) else {
+            throw DeviceTokenError.malformed("dpk is not an RSA key of 2048 to 4096 bits with an odd exponent of at least 3")
         }
         let attestation = try header.tpm.map { member in
             guard let attestation = TPMAttestation(member) else { throw DeviceTokenError.malformed("tpm is not base64url") }
             return attestation
         }
-        let signingInput = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
-        guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm),
-              algorithm != .es256 || signature.count == 64 else {   // JWS wants r‖s, not DER
+        guard key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: algorithm),
+              algorithm != .es256 || jws.signature.count == 64 else {   // JWS wants r‖s, not DER
             throw DeviceTokenError.badSignature
         }
         guard payload.aud == team else { throw DeviceTokenError.wrongTeam }
+        guard (0...latestTime).contains(payload.iat), (0...latestTime).contains(payload.exp) else {
+            throw DeviceTokenError.malformed("iat or exp is not a time between 1970 and 9999")
+        }
         let seconds = now.timeIntervalSince1970
         guard payload.exp - payload.iat == lifetime, TimeInterval(payload.iat) <= seconds + leeway,
               seconds <= TimeInterval(payload.exp) + leeway else {
@@ -119,5 +124,16 @@ extension DeviceToken {
         return VerifiedDeviceToken(
             deviceID: key.identifier, publicKey: key, team: payload.aud, issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti, tpmAttestation: attestation)
+    }
+
+    /// The latest `iat` or `exp` a token may state, in seconds since 1970 (the last second of 9999): claims are
+    /// bounded before any arithmetic, which could otherwise overflow and stop the verifying process.
+    static let latestTime = 253_402_300_799
+
+    /// Whether an RSA `dpk` is one a device makes: a modulus of 2048 to 4096 bits, a public exponent that is odd, at
+    /// least 3 and at most 64 bits (a larger one only makes every check of it slower).
+    private static func acceptedRSA(_ key: DevicePublicKey) -> Bool {
+        guard (2048...4096).contains(key.keySize), let exponent = key.rsaPublicExponent, let last = exponent.last else { return false }
+        return exponent.count <= 8 && last & 1 == 1 && (exponent.count > 1 || last >= 3)
     }
 }

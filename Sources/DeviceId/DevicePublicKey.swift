@@ -9,12 +9,15 @@ public struct DevicePublicKey: Sendable, Hashable {
     /// `RSAPublicKey` DER for RSA, the X9.63 uncompressed point `04‖X‖Y` (65 bytes) for P-256.
     public let externalRepresentation: Data
 
-    /// Wraps a key's external representation, checking that it is exactly one key of `keyType`
-    /// (``DeviceIdentifierError/invalidPublicKey(_:)`` otherwise).
+    /// Wraps a key's external representation, checking that it is exactly one key of `keyType` in its one encoding
+    /// (``DeviceIdentifierError/invalidPublicKey(_:)`` otherwise): DER, not another BER spelling of the same key,
+    /// which would give that key a second identifier.
     public init(externalRepresentation: Data, keyType: DeviceKeyType) throws {
         self.keyType = keyType
         self.externalRepresentation = externalRepresentation
-        _ = try key()
+        if case .rsa(let key) = try key(), (try? key.publicKeyPKCS1()) != externalRepresentation {
+            throw DeviceIdentifierError.invalidPublicKey("not the DER encoding of the RSA key it holds")
+        }
     }
 
     /// Wraps PKCS#1 `RSAPublicKey` DER.
@@ -29,6 +32,12 @@ public struct DevicePublicKey: Sendable, Hashable {
         case .p256: 256
         case nil: 0   // parsed in `init`: never
         }
+    }
+
+    /// The RSA public exponent, big-endian with no leading zero; `nil` for P-256.
+    package var rsaPublicExponent: Data? {
+        guard case .rsa(let key) = try? key() else { return nil }
+        return try? key.publicNumbers().exponent
     }
 
     /// The identifier a key gives: lowercase hex SHA-256 of its external representation (64 characters).

@@ -26,13 +26,15 @@ extension Data {
         })
     }
 
-    /// Bytes from base64url text without padding (RFC 7515), or `nil` when it is not.
+    /// Bytes from base64url text without padding (RFC 7515), or `nil` when it is not, or not the one text that
+    /// writes those bytes (unused bits set in its last character): a token has one spelling.
     package init?(base64URL text: some StringProtocol) {
         guard text.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
         else { return nil }
         var base64 = String(text).replacing("-", with: "+").replacing("_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
+        guard let bytes = Data(base64Encoded: base64), bytes.base64URLEncoded.utf8.elementsEqual(text.utf8) else { return nil }
+        self = bytes
     }
 
     /// Bytes from hexadecimal text, or `nil` when it is not an even run of hex digits.

@@ -209,10 +209,9 @@ package final class P256Key: @unchecked Sendable {
     }
 
     private static func rawSignature(fromDER der: [UInt8]) throws(OpenSSLFailure) -> Data {
-        var cursor: UnsafePointer<UInt8>? = nil
         let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            cursor = buffer.baseAddress
-            return d2i_ECDSA_SIG(nil, &cursor, der.count)
+            var cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
         }
         guard let parsed else { throw OpenSSLFailure.current("d2i_ECDSA_SIG") }
         defer { ECDSA_SIG_free(parsed) }

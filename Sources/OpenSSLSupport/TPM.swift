@@ -48,14 +48,18 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
     /// The key that `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, RSA or EC, loaded into the TPM.
     func loadKey(rsa: Bool, from blob: UnsafeRawBufferPointer) throws(TPMFailure) -> OpaquePointer {
         try serialized { () throws(TPMFailure) -> OpaquePointer in
-            var key: OpaquePointer?
-            guard let decoder = deviceid_tpm_key_decoder(&key, rsa ? 1 : 0, context) else {
+            // The decoder keeps the address it is given and writes the key there later, in OSSL_DECODER_from_data:
+            // a cell of our own that outlives the decoder, not `&key`, whose address lasts only through one call.
+            let slot = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: 1)
+            slot.initialize(to: nil)
+            defer { slot.deallocate() }
+            guard let decoder = deviceid_tpm_key_decoder(slot, rsa ? 1 : 0, context) else {
                 throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)"))
             }
             defer { OSSL_DECODER_CTX_free(decoder) }
             var cursor = blob.baseAddress?.assumingMemoryBound(to: UInt8.self)
             var remaining = blob.count
-            guard OSSL_DECODER_from_data(decoder, &cursor, &remaining) == 1, let key else {
+            guard OSSL_DECODER_from_data(decoder, &cursor, &remaining) == 1, let key = slot.pointee else {
                 throw TPMFailure(OpenSSLFailure.current("OSSL_DECODER_from_data(TSS2 PRIVATE KEY)"))
             }
             return key

@@ -15,13 +15,13 @@ package final class X509Certificate: @unchecked Sendable {
     /// A certificate from its DER bytes (all of them).
     package convenience init(der: Data) throws(OpenSSLFailure) {
         let bytes = [UInt8](der)
-        var cursor: UnsafePointer<UInt8>? = nil
-        let parsed = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            cursor = buffer.baseAddress
-            return d2i_X509(nil, &cursor, bytes.count)
+        // The cursor is read inside the closure: a pointer into `bytes` never outlives it.
+        let (parsed, consumed) = bytes.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
+            var cursor = buffer.baseAddress
+            let parsed = d2i_X509(nil, &cursor, buffer.count)
+            return (parsed, cursor.map { $0 - buffer.baseAddress! } ?? 0)
         }
         guard let parsed else { throw OpenSSLFailure.current("d2i_X509") }
-        let consumed = bytes.withUnsafeBufferPointer { buffer in cursor.map { $0 - buffer.baseAddress! } ?? 0 }
         guard consumed == bytes.count else {
             X509_free(parsed)
             throw OpenSSLFailure("d2i_X509", reason: "\(bytes.count - consumed) bytes after the certificate")
@@ -31,13 +31,19 @@ package final class X509Certificate: @unchecked Sendable {
 
     /// Every certificate in `pem` (PEM text, one or more `CERTIFICATE` blocks).
     package static func certificates(pem: Data) throws(OpenSSLFailure) -> [X509Certificate] {
+        guard !pem.isEmpty else { throw OpenSSLFailure("PEM_read_bio_X509", reason: "no certificate in the file") }
+        guard pem.count <= Int32.max else { throw OpenSSLFailure("BIO_new_mem_buf", reason: "the file is over 2 GiB") }
         let bytes = [UInt8](pem)
-        guard let input = bytes.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }) else {
-            throw OpenSSLFailure.current("BIO_new_mem_buf")
+        // A memory BIO reads the buffer in place, not a copy: it is made, read and freed inside the closure that
+        // lends the pointer, which the optimizer may end as soon as the closure returns.
+        let read = bytes.withUnsafeBytes { buffer -> [X509Certificate]? in
+            guard let input = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(input) }
+            var certificates: [X509Certificate] = []
+            while let next = PEM_read_bio_X509(input, nil, nil, nil) { certificates.append(X509Certificate(next)) }
+            return certificates
         }
-        defer { BIO_free(input) }
-        var certificates: [X509Certificate] = []
-        while let next = PEM_read_bio_X509(input, nil, nil, nil) { certificates.append(X509Certificate(next)) }
+        guard let certificates = read else { throw OpenSSLFailure.current("BIO_new_mem_buf") }
         ERR_clear_error()   // the end of the input reads as an error
         guard !certificates.isEmpty else { throw OpenSSLFailure("PEM_read_bio_X509", reason: "no certificate in the file") }
         return certificates
