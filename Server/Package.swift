@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // The service: stores, requests, authorization.
@@ -30,6 +33,7 @@ let package = Package(
             dependencies: [
                 .product(name: "DeviceCheck", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -37,6 +41,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // Its locks, which ThreadSanitizer sees (a Synchronization.Mutex it does not, on Linux).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The `deviceid-server` command: serve, team add/list/remove.
@@ -49,6 +56,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // What the server reads from a team's backend, fed arbitrary bytes: by libFuzzer through DeviceIdServerFuzz

@@ -8,17 +8,21 @@ import JWTKit
 package enum ServerFuzzTarget: String, Fuzzable {
     /// `TeamAuthorizer` verifying the JWT of an `Authorization: Bearer` header, against a team in SQLite.
     case teamJWT = "team-jwt"
+    /// `TeamAuthorizer` verifying a JWT signed afresh with the team's key, so that fuzzing reaches past the signature
+    /// check: the input is the header, a 0xFF byte, the payload.
+    case signedTeamJWT = "signed-team-jwt"
     /// A device endpoint's request body: its fields read and its device token verified, as every endpoint does
     /// before it looks at the store.
     case request
 
     package func run(_ input: Data) async -> FuzzOutcome {
         switch self {
-        case .teamJWT:
+        case .teamJWT, .signedTeamJWT:
             // An authorizer of its own per input: it remembers the JWTs it verified.
-            guard let store = try? await Self.store.value else { return .refused }
-            let team = await TeamAuthorizer(store: store).team(for: "Bearer " + String(decoding: input, as: UTF8.self), now: Self.now)
-            return team == nil ? .refused : .accepted
+            guard let store = try? await Self.store.value,
+                  let jwt = self == .teamJWT ? String(decoding: input, as: UTF8.self) : try? await Self.signed(input),
+                  (try? await TeamAuthorizer(store: store).team(for: "Bearer " + jwt, now: Self.now)) != nil else { return .refused }
+            return .accepted
         case .request:
             do {
                 _ = try DeviceRequest(body: input, team: Self.team, now: Self.now, tokens: VerifiedTokens(tpm: nil))
@@ -34,9 +38,20 @@ package enum ServerFuzzTarget: String, Fuzzable {
         case .teamJWT:
             let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: Self.teamKeyPEM), kid: JWKIdentifier(string: Self.keyID))
             return [Data(try await keys.sign(TeamClaims(team: Self.team, issuedAt: Self.now.addingTimeInterval(-600)), kid: JWKIdentifier(string: Self.keyID)).utf8)]
-        case .request:
+        case .request, .signedTeamJWT:
             return []
         }
+    }
+
+    /// The JWT of `input` (`[header]0xFF[payload]`; without the 0xFF byte, all header and an empty payload), signed
+    /// with the team's key whatever the header says.
+    private static func signed(_ input: Data) async throws -> String {
+        let separator = input.firstIndex(of: 0xFF) ?? input.endIndex
+        let encode = { (bytes: Data) in bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "") }
+        let signingInput = encode(Data(input[..<separator])) + "." + encode(Data(input[separator...].dropFirst()))
+        let key = try await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: teamKeyPEM)).getKey()
+        return signingInput + "." + encode(Data(try key.sign(Data(signingInput.utf8))))
     }
 
     /// The team of the JWTs and device tokens: the one the library's `device-token` target verifies for, so the

@@ -51,14 +51,13 @@ public struct PendingCredential: Sendable, Hashable {
 public protocol BitStore: Sendable {
     /// Creates or migrates the schema.
     func migrate() async throws
-    /// Adds `team`, or replaces the team with its id.
+    /// Adds `team`, or replaces the team with its id (its key, say). A `kid` belongs to the first team that used it,
+    /// for good: ``StoreError/keyIDTaken(_:)`` when another team holds or held `team.keyID`.
     func add(_ team: Team) async throws
-    /// Removes the team `id` and its devices' bits; `false` when there was none.
+    /// Removes the team `id` and its devices' bits (its `kid`s stay its own); `false` when there was none.
     func removeTeam(_ id: String) async throws -> Bool
     /// Every team, by id.
     func teams() async throws -> [Team]
-    /// The team whose JWTs carry `keyID`.
-    func team(keyID: String) async throws -> Team?
     /// The bits `team` keeps for `device`, or `nil` when it never set any.
     func bits(team: String, device: String) async throws -> DeviceBits?
     /// Sets the bits given (a `nil` bit keeps its value, a new device's starts false) and the update time.

@@ -1,13 +1,16 @@
 import DeviceCheck
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import NIOCore
+import Logging
 import Prometheus
 
 /// Apple's DeviceCheck API, self-hosted: `POST /v1/validate_device_token`, `/v1/query_two_bits`,
-/// `/v1/update_two_bits`, with Apple's request fields, responses and error texts; `GET /health`, and `GET /metrics`
-/// in Prometheus's text format. With trusted TPM makers, also `POST /v1/tpm/activation_challenge` and
-/// `/v1/tpm/activate` (credential activation of a token's TPM attestation), after which queries of that device
-/// answer `"hardware_bound":true`.
+/// `/v1/update_two_bits`, with Apple's request fields, responses and error texts, and `GET /health`. With trusted TPM
+/// makers, also `POST /v1/tpm/activation_challenge` and `/v1/tpm/activate` (credential activation of a token's TPM
+/// attestation), after which queries of that device answer `"hardware_bound":true`. Metrics are served apart, by
+/// ``metricsRouter(metrics:)``, on a listener of their own.
 public enum DeviceCheckService {
     /// The most a request body may hold.
     public static let maximumBodySize = 64 * 1024
@@ -15,29 +18,42 @@ public enum DeviceCheckService {
     /// How long a device has to return a credential sealed to its TPM.
     public static let credentialLifetime: TimeInterval = 300
 
-    /// The routes, answering from `store`, counting and timing requests in `metrics`; `now` is the clock tokens and
-    /// JWTs are checked against. With `tpm`, tokens' TPM attestations are checked (a token whose attestation fails is
-    /// refused) and the TPM endpoints answer.
+    /// The routes, answering from `store`, counting and timing requests, and counting refusals by reason, in
+    /// `metrics`; `now` is the clock tokens and JWTs are checked against. With `tpm`, tokens' TPM attestations are
+    /// checked (a token whose attestation fails is refused) and the TPM endpoints answer.
     public static func router(
         store: any BitStore, authorizer: TeamAuthorizer, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         tpm: TPMAttestationVerifier? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) -> Router<BasicRequestContext> {
-        let service = Handler(store: store, authorizer: authorizer, tpm: tpm, tokens: VerifiedTokens(tpm: tpm))
+        let service = Handler(
+            store: store, authorizer: authorizer, tpm: tpm, tokens: VerifiedTokens(tpm: tpm), refusals: Refusals(registry: metrics))
         let router = Router()
         router.add(middleware: RequestTelemetry(registry: metrics))
         router.get("/health") { _, _ in text(.ok, "ok") }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
-        }
         for endpoint in Endpoint.allCases {
-            router.post("/v1/\(endpoint.rawValue)") { request, _ in
-                await service.handle(endpoint, request, now: now())
+            router.post("/v1/\(endpoint.rawValue)") { request, context in
+                await service.handle(endpoint, request, now: now(), logger: context.logger)
             }
             for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
                 router.on("/v1/\(endpoint.rawValue)", method: method) { _, _ in text(.methodNotAllowed, "Method Not Allowed") }
             }
+        }
+        return router
+    }
+
+    /// HTTP/1.1 whose connections close after `idleTimeout` without a request and `readTimeout` into one (see
+    /// ``ConnectionDeadlines``), closes counted in `metrics`. Wrap it in TLS with HummingbirdTLS's `.tls(_:)`.
+    public static func httpServer(idleTimeout: TimeAmount, readTimeout: TimeAmount, metrics: PrometheusCollectorRegistry) -> HTTPServerBuilder {
+        .http1(configuration: .init(additionalChannelHandlers: [ConnectionDeadlines(idle: idleTimeout, read: readTimeout, metrics: metrics)]))
+    }
+
+    /// `GET /metrics`: `metrics` in Prometheus's text format.
+    public static func metricsRouter(metrics: PrometheusCollectorRegistry) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
         }
         return router
     }
@@ -58,58 +74,69 @@ public enum DeviceCheckService {
         /// Device tokens already verified, until they expire: a backend that sends one token with several requests
         /// pays for one signature check.
         let tokens: VerifiedTokens
+        let refusals: Refusals
 
-        func handle(_ endpoint: Endpoint, _ request: Request, now: Date) async -> Response {
+        func handle(_ endpoint: Endpoint, _ request: Request, now: Date, logger: Logger) async -> Response {
             if tpm == nil, [.challenge, .activate].contains(endpoint) { return text(.notFound, Self.noTPM) }
             let body: ByteBuffer
             do {
                 body = try await request.body.collect(upTo: maximumBodySize)
             } catch {
+                refusals.count("too_large")
                 return text(.contentTooLarge, "Payload Too Large")
             }
-            guard let team = await authorizer.team(for: request.headers[.authorization], now: now) else {
-                return text(.unauthorized, "Unable to verify authorization token")
-            }
             do {
-                let request = try DeviceRequest(body: Data(buffer: body), team: team.id, now: now, tokens: tokens)
-                let (fields, checked, device) = (request.fields, request.checked, request.checked.token.deviceID)
-                switch endpoint {
-                case .validate:
-                    return text(.ok, "")
-                case .query:
-                    guard let bits = try await store.bits(team: team.id, device: device) else { return text(.ok, "Bit State Not Found") }
-                    let month = monthFormatter.string(from: bits.updated)
-                    // Said only while the server trusts TPM makers: a binding is as good as the makers it was checked against.
-                let bound = tpm != nil && bits.hardwareBound ? #","hardware_bound":true"# : ""
-                    return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
-                case .update:
-                    guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw DeviceRequest.Refusal.bits }
-                    try await store.update(team: team.id, device: device, bit0: fields.bit0, bit1: fields.bit1, at: now)
-                    return text(.ok, "")
-                case .challenge:
-                    guard let tpm else { return text(.notFound, Self.noTPM) }
-                    guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
-                    let challenge = try tpm.challenge(for: attested)
-                    try await store.savePendingCredential(
-                        PendingCredential(attestationKeyName: attested.attestationKeyName, digest: challenge.expectedDigest,
-                                          expires: now.addingTimeInterval(credentialLifetime)),
-                        team: team.id, device: device)
-                    return json(#"{"credential_blob":"\#(challenge.credentialBlob.base64EncodedString())","encrypted_secret":"\#(challenge.encryptedSecret.base64EncodedString())"}"#)
-                case .activate:
-                    guard tpm != nil else { return text(.notFound, Self.noTPM) }
-                    guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
-                    guard let credential = fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
-                    // Taken whatever the answer: a credential is answered once.
-                    guard let pending = try await store.takePendingCredential(team: team.id, device: device), now <= pending.expires,
-                          pending.attestationKeyName == attested.attestationKeyName,
-                          CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
-                    try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, at: now)
-                    return text(.ok, "")
-                }
+                let team = try await authorizer.team(for: request.headers[.authorization], now: now)
+                return try await answer(endpoint, body: body, team: team, now: now)
+            } catch let refusal as TeamRefusal {
+                refusals.count("jwt_" + refusal.rawValue)
+                return text(.unauthorized, "Unable to verify authorization token")
             } catch let refusal as DeviceRequest.Refusal {
-                return text(.badRequest, refusal.rawValue)
+                refusals.count(refusal.reason)
+                return text(.badRequest, refusal.text)
             } catch {
-                return text(.internalServerError, "Internal Server Error")
+                // The database did not answer in time, or at all: the backend may try again.
+                refusals.count("unavailable")
+                logger.error("request not answered", metadata: ["error": "\(error)"])
+                return text(.serviceUnavailable, "Service Unavailable")
+            }
+        }
+
+        private func answer(_ endpoint: Endpoint, body: ByteBuffer, team: Team, now: Date) async throws -> Response {
+            let request = try DeviceRequest(body: Data(buffer: body), team: team.id, now: now, tokens: tokens)
+            let (fields, checked, device) = (request.fields, request.checked, request.checked.token.deviceID)
+            switch endpoint {
+            case .validate:
+                return text(.ok, "")
+            case .query:
+                guard let bits = try await store.bits(team: team.id, device: device) else { return text(.ok, "Bit State Not Found") }
+                let month = monthFormatter.string(from: bits.updated)
+                // Said only while the server trusts TPM makers: a binding is as good as the makers it was checked against.
+                let bound = tpm != nil && bits.hardwareBound ? #","hardware_bound":true"# : ""
+                return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
+            case .update:
+                guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw DeviceRequest.Refusal.bits }
+                try await store.update(team: team.id, device: device, bit0: fields.bit0, bit1: fields.bit1, at: now)
+                return text(.ok, "")
+            case .challenge:
+                guard let tpm else { return text(.notFound, Self.noTPM) }
+                guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
+                let challenge = try tpm.challenge(for: attested)
+                try await store.savePendingCredential(
+                    PendingCredential(attestationKeyName: attested.attestationKeyName, digest: challenge.expectedDigest,
+                                      expires: now.addingTimeInterval(credentialLifetime)),
+                    team: team.id, device: device)
+                return json(#"{"credential_blob":"\#(challenge.credentialBlob.base64EncodedString())","encrypted_secret":"\#(challenge.encryptedSecret.base64EncodedString())"}"#)
+            case .activate:
+                guard tpm != nil else { return text(.notFound, Self.noTPM) }
+                guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
+                guard let credential = fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
+                // Taken whatever the answer: a credential is answered once.
+                guard let pending = try await store.takePendingCredential(team: team.id, device: device), now <= pending.expires,
+                      pending.attestationKeyName == attested.attestationKeyName,
+                      CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
+                try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, at: now)
+                return text(.ok, "")
             }
         }
 

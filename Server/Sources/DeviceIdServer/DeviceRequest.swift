@@ -1,3 +1,4 @@
+import DeviceCheck
 import Foundation
 
 /// A request to one of the device endpoints, read from its body: the fields, and the device token they carry,
@@ -9,24 +10,58 @@ package struct DeviceRequest: Sendable {
     package let checked: CheckedToken
 
     /// Reads `body`, sent by `team` at `now`, verifying its device token through `tokens`; throws the refusal of the
-    /// first field that is missing or wrong.
+    /// first field that is missing or wrong. A body that is not one JSON object passing ``StrictJSON`` (no member
+    /// named twice) is refused whole.
     package init(body: Data, team: String, now: Date, tokens: VerifiedTokens) throws(Refusal) {
-        guard let fields = try? JSONDecoder().decode(Fields.self, from: body) else { throw .token }
-        guard let encoded = fields.deviceToken, let checked = tokens.verify(encoded, team: team, now: now) else { throw .token }
+        guard (try? StrictJSON.check(body)) != nil, let fields = try? JSONDecoder().decode(Fields.self, from: body) else { throw .body }
+        guard let encoded = fields.deviceToken else { throw .token(.missing) }
+        checked = try tokens.verify(encoded, team: team, now: now)
         guard fields.transactionID != nil else { throw .transaction }
         guard fields.timestamp != nil else { throw .timestamp }
         self.fields = fields
-        self.checked = checked
     }
 
-    /// A refusal, as Apple words it.
-    package enum Refusal: String, Error {
-        case token = "Missing or incorrectly formatted device token payload"
-        case bits = "Missing or incorrectly formatted bits"
-        case timestamp = "Missing or incorrectly formatted time stamp"
-        case transaction = "Missing or incorrectly formatted transaction id"
-        case attestation = "Missing or incorrectly formatted TPM attestation"
-        case credential = "Incorrect or expired credential"
+    /// A refusal: its answer, as Apple words it, and the reason it is counted under.
+    package enum Refusal: Error, Equatable {
+        /// The body is not one strict JSON object.
+        case body
+        /// The device token is missing or refused.
+        case token(TokenProblem)
+        case bits, timestamp, transaction, attestation, credential
+
+        /// The answer's text.
+        package var text: String {
+            switch self {
+            case .body, .token: "Missing or incorrectly formatted device token payload"
+            case .bits: "Missing or incorrectly formatted bits"
+            case .timestamp: "Missing or incorrectly formatted time stamp"
+            case .transaction: "Missing or incorrectly formatted transaction id"
+            case .attestation: "Missing or incorrectly formatted TPM attestation"
+            case .credential: "Incorrect or expired credential"
+            }
+        }
+
+        /// The label of the refusal in the server's metrics.
+        package var reason: String {
+            switch self {
+            case .token(let problem): "token_" + problem.rawValue
+            default: String(describing: self)
+            }
+        }
+    }
+
+    /// Why a device token was refused.
+    package enum TokenProblem: String, Sendable {
+        case missing, malformed, signature, wrongTeam = "wrong_team", expired, attestation
+
+        init(_ error: DeviceTokenError) {
+            switch error {
+            case .malformed: self = .malformed
+            case .badSignature: self = .signature
+            case .wrongTeam: self = .wrongTeam
+            case .expired: self = .expired
+            }
+        }
     }
 
     /// A request body's fields, each read on its own: a field of the wrong type is absent (or, for the bits, noted),

@@ -53,6 +53,11 @@ public final class PostgresBitStore: BitStore {
                 _ = try await connection.query(
                     "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
                     logger: Self.logger)
+                // Every kid a team ever used, kept when the team goes: a kid names one team for good.
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
+                _ = try await connection.query(
+                    "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
                 _ = try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
@@ -78,6 +83,12 @@ public final class PostgresBitStore: BitStore {
 
     public func add(_ team: Team) async throws {
         try await client.query(
+            "INSERT INTO key_ids (key_id, team) VALUES (\(team.keyID), \(team.id)) ON CONFLICT DO NOTHING", logger: Self.logger)
+        var owner: String?
+        for try await team in try await client.query("SELECT team FROM key_ids WHERE key_id = \(team.keyID)", logger: Self.logger)
+            .decode(String.self) { owner = team }
+        guard owner.map({ $0.utf8.elementsEqual(team.id.utf8) }) == true else { throw StoreError.keyIDTaken(team.keyID) }
+        try await client.query(
             """
             INSERT INTO teams (id, key_id, public_key_pem) VALUES (\(team.id), \(team.keyID), \(team.publicKeyPEM))
             ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, public_key_pem = excluded.public_key_pem
@@ -102,12 +113,6 @@ public final class PostgresBitStore: BitStore {
         let rows = try await client.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", logger: Self.logger)
         for try await (id, keyID, pem) in rows.decode((String, String, String).self) { teams.append(Team(id: id, keyID: keyID, publicKeyPEM: pem)) }
         return teams
-    }
-
-    public func team(keyID: String) async throws -> Team? {
-        let rows = try await client.query("SELECT id, key_id, public_key_pem FROM teams WHERE key_id = \(keyID)", logger: Self.logger)
-        for try await (id, keyID, pem) in rows.decode((String, String, String).self) { return Team(id: id, keyID: keyID, publicKeyPEM: pem) }
-        return nil
     }
 
     public func bits(team: String, device: String) async throws -> DeviceBits? {
@@ -191,17 +196,4 @@ public final class PostgresBitStore: BitStore {
     }
 
     private static let logger = Logger(label: "deviceid-server.postgres")
-}
-
-/// A database URL the server cannot use.
-public enum StoreError: Error, CustomStringConvertible {
-    /// The URL is not of a supported form (the detail says which).
-    case badURL(String)
-
-    /// What is wrong.
-    public var description: String {
-        switch self {
-        case .badURL(let detail): "unusable --database URL: \(detail)"
-        }
-    }
 }

@@ -29,6 +29,9 @@ public final class SQLiteBitStore: BitStore {
         for statement in [
             "PRAGMA journal_mode = WAL",
             "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
+            // Every kid a team ever used, kept when the team goes: a kid names one team for good.
+            "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)",
+            "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams WHERE true ON CONFLICT DO NOTHING",
             """
             CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 INTEGER NOT NULL, bit1 INTEGER NOT NULL,
                 updated_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
@@ -47,6 +50,9 @@ public final class SQLiteBitStore: BitStore {
     }
 
     public func add(_ team: Team) async throws {
+        _ = try await connection.query("INSERT INTO key_ids (key_id, team) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(team.keyID), .text(team.id)])
+        let owner = try await connection.query("SELECT team FROM key_ids WHERE key_id = ?", [.text(team.keyID)]).first?.column("team")?.string
+        guard owner.map({ $0.utf8.elementsEqual(team.id.utf8) }) == true else { throw StoreError.keyIDTaken(team.keyID) }
         _ = try await connection.query(
             "INSERT INTO teams (id, key_id, public_key_pem) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET key_id = excluded.key_id, public_key_pem = excluded.public_key_pem",
             [.text(team.id), .text(team.keyID), .text(team.publicKeyPEM)])
@@ -63,10 +69,6 @@ public final class SQLiteBitStore: BitStore {
 
     public func teams() async throws -> [Team] {
         try await connection.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", []).compactMap(Self.team)
-    }
-
-    public func team(keyID: String) async throws -> Team? {
-        try await connection.query("SELECT id, key_id, public_key_pem FROM teams WHERE key_id = ?", [.text(keyID)]).first.flatMap(Self.team)
     }
 
     public func bits(team: String, device: String) async throws -> DeviceBits? {

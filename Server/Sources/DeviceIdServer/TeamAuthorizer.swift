@@ -1,3 +1,4 @@
+import DeviceCheck
 import Foundation
 import JWTKit
 import NIOConcurrencyHelpers
@@ -19,58 +20,130 @@ public struct TeamClaims: JWTPayload {
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
-/// Checks `Authorization: Bearer JWT` headers: ES256, `kid` a registered key, `iss` that key's team, `iat` within
-/// the last hour and at most a minute ahead. A verified JWT is remembered until it would expire, so a backend that
-/// sends the same one on every request pays for one signature check.
-public final class TeamAuthorizer: Sendable {
-    private let store: any BitStore
-    private let keys = JWTKeyCollection()
-    private let verified = NIOLockedValueBox<[String: (team: Team, until: Date)]>([:])
-    private let addedKeys = NIOLockedValueBox<Set<String>>([])
+/// Why an `Authorization` header was refused: the label its refusals are counted under.
+public enum TeamRefusal: String, Error, Sendable, CaseIterable {
+    /// No `Bearer` JWT.
+    case missing
+    /// Not a compact JWS as ``CompactJWS`` reads one (a member named twice among other things), not ES256, or no `kid`.
+    case malformed
+    /// No team holds the `kid`.
+    case unknownKey = "unknown_key"
+    /// The signature does not verify with the key of the team holding the `kid`.
+    case signature
+    /// `iss` is not the team holding the `kid`.
+    case wrongTeam = "wrong_team"
+    /// `iat` is over an hour old or more than a minute ahead.
+    case time
+}
 
-    /// An authorizer that finds teams in `store`.
-    public init(store: any BitStore) {
-        self.store = store
+/// Checks `Authorization: Bearer JWT` headers: ES256, `kid` a registered key, `iss` that key's team, `iat` within
+/// the last hour and at most a minute ahead.
+///
+/// The header is read once, strictly (``CompactJWS``), and the JWT verified with the key of the team its `kid` names
+/// and no other. Teams are read from the store at most once per ``refreshInterval`` and kept in memory: an unknown
+/// `kid` costs no query, and a replaced key or a removed team is seen by every server sharing the store within that
+/// interval. A verified JWT is remembered until it would expire, for as long as its team keeps the key that verified
+/// it, so a backend that sends the same one on every request pays for one signature check.
+public final class TeamAuthorizer: Sendable {
+    /// How long teams read from the store are used before they are read again.
+    public let refreshInterval: Duration
+
+    private let store: any BitStore
+    private let state = NIOLockedValueBox(State())
+    private static let verifiedCapacity = 10_000
+
+    private struct State {
+        var teams: Teams?
+        var reading: Task<Teams, any Error>?
+        var verified: [String: (team: Team, until: Date)] = [:]
     }
 
-    /// The team `authorization` (the header's value) proves, or `nil`.
-    public func team(for authorization: String?, now: Date) async -> Team? {
-        guard let authorization, authorization.hasPrefix("Bearer ") else { return nil }
+    /// The teams by `kid`, each with a key collection holding its key alone, and when they were read.
+    private struct Teams: Sendable {
+        let byKeyID: [String: (team: Team, keys: JWTKeyCollection)]
+        let read: ContinuousClock.Instant
+    }
+
+    /// An authorizer that finds teams in `store`, read again after `refreshInterval`.
+    public init(store: any BitStore, refreshInterval: Duration = .seconds(1)) {
+        self.store = store
+        self.refreshInterval = refreshInterval
+    }
+
+    /// The team `authorization` (the header's value) proves at `now`. Throws a ``TeamRefusal``, or the store's error
+    /// when the teams could not be read.
+    public func team(for authorization: String?, now: Date) async throws -> Team {
+        guard let authorization, authorization.hasPrefix("Bearer ") else { throw TeamRefusal.missing }
         let jwt = String(authorization.dropFirst("Bearer ".count))
-        if let cached = verified.withLockedValue({ $0[jwt] }), now < cached.until { return cached.team }
-        guard let keyID = Self.keyID(of: jwt), let team = try? await store.team(keyID: keyID) else { return nil }
+        let keyID = try Self.keyID(of: jwt)
+        guard let (team, keys) = try await teams().byKeyID[keyID] else { throw TeamRefusal.unknownKey }
+        if let cached = state.withLockedValue({ $0.verified[jwt] }), now < cached.until, cached.team == team { return team }
+        let claims: TeamClaims
         do {
-            if addedKeys.withLockedValue({ !$0.contains(keyID) }) {
-                await keys.add(ecdsa: try ES256PublicKey(pem: team.publicKeyPEM), kid: JWKIdentifier(string: keyID))
-                addedKeys.withLockedValue { _ = $0.insert(keyID) }
-            }
-            let claims = try await keys.verify(jwt, as: TeamClaims.self)
-            let issued = claims.iat.value
-            guard claims.iss.value == team.id, issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { return nil }
-            verified.withLockedValue { cache in
-                if cache.count > 10_000 { cache.removeAll() }   // bounded: many distinct JWTs only cost their checks again
-                cache[jwt] = (team, issued.addingTimeInterval(3600))
-            }
-            return team
+            claims = try await keys.verify(jwt, as: TeamClaims.self)
         } catch {
-            return nil
+            throw TeamRefusal.signature
+        }
+        guard claims.iss.value == team.id else { throw TeamRefusal.wrongTeam }
+        let issued = claims.iat.value
+        guard issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { throw TeamRefusal.time }
+        state.withLockedValue { state in
+            if state.verified.count >= Self.verifiedCapacity { state.verified.removeAll() }   // many distinct JWTs only cost their checks again
+            state.verified[jwt] = (team, issued.addingTimeInterval(3600))
+        }
+        return team
+    }
+
+    /// The `kid` of a JWT whose parts and header are as ``CompactJWS`` and ES256 want them.
+    private static func keyID(of jwt: String) throws(TeamRefusal) -> String {
+        struct Header: Decodable {
+            let alg: String
+            let kid: String
+        }
+        guard let jws = try? CompactJWS(Data(jwt.utf8)), let header = try? JSONDecoder().decode(Header.self, from: jws.header),
+              header.alg == "ES256" else { throw .malformed }
+        return header.kid
+    }
+
+    /// The teams, read again when those in memory are older than ``refreshInterval``; callers that find them old at
+    /// once share one read.
+    private func teams() async throws -> Teams {
+        enum Found {
+            case fresh(Teams)
+            case reading(Task<Teams, any Error>)
+        }
+        let found = state.withLockedValue { state -> Found in
+            if let teams = state.teams, teams.read.duration(to: .now) < refreshInterval { return .fresh(teams) }
+            if let reading = state.reading { return .reading(reading) }
+            let previous = state.teams
+            let reading = Task { try await Self.read(from: store, reusing: previous) }
+            state.reading = reading
+            return .reading(reading)
+        }
+        switch found {
+        case .fresh(let teams): return teams
+        case .reading(let reading):
+            let result = await reading.result
+            state.withLockedValue { state in
+                guard state.reading == reading else { return }
+                state.reading = nil
+                if case .success(let teams) = result { state.teams = teams }
+            }
+            return try result.get()
         }
     }
 
-    /// Forgets cached keys and verifications (after teams change).
-    public func reset() async {
-        _ = await keys.removeAll()
-        addedKeys.withLockedValue { $0.removeAll() }
-        verified.withLockedValue { $0.removeAll() }
-    }
-
-    /// The `kid` in a JWT's header, read before anything is verified.
-    private static func keyID(of jwt: String) -> String? {
-        guard let header = jwt.split(separator: ".").first else { return nil }
-        var base64 = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return object["kid"] as? String
+    /// Every team of `store`, each team's key collection kept from `previous` while its key is the same.
+    private static func read(from store: any BitStore, reusing previous: Teams?) async throws -> Teams {
+        let started = ContinuousClock.now
+        var byKeyID: [String: (team: Team, keys: JWTKeyCollection)] = [:]
+        for team in try await store.teams() {
+            if let kept = previous?.byKeyID[team.keyID], kept.team == team {
+                byKeyID[team.keyID] = kept
+            } else if let key = try? ES256PublicKey(pem: team.publicKeyPEM) {
+                byKeyID[team.keyID] = (team, await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: team.keyID)))
+            }
+        }
+        return Teams(byKeyID: byKeyID, read: started)
     }
 }

@@ -25,16 +25,24 @@ package final class VerifiedTokens: Sendable {
         self.tpm = tpm
     }
 
-    /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now`, and its attestation,
-    /// when it carries one, holds together; else `nil`. An attestation by a TPM of a maker not trusted leaves the
-    /// token unattested.
-    package func verify(_ encoded: String, team: String, now: Date) -> CheckedToken? {
+    /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now` and its attestation,
+    /// when it carries one, holds together; else the refusal saying why. An attestation by a TPM of a maker not
+    /// trusted leaves the token unattested.
+    package func verify(_ encoded: String, team: String, now: Date) throws(DeviceRequest.Refusal) -> CheckedToken {
         let key = Key(team: team, token: encoded)
         if let known = verified.withLockedValue({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
            known.token.issuedAt.timeIntervalSince(now) <= 60 {
             return known
         }
-        guard let bytes = Data(base64Encoded: encoded), let token = try? DeviceToken.verify(bytes, team: team, now: now) else { return nil }
+        guard let bytes = Data(base64Encoded: encoded) else { throw .token(.malformed) }
+        let token: VerifiedDeviceToken
+        do {
+            token = try DeviceToken.verify(bytes, team: team, now: now)
+        } catch let error as DeviceTokenError {
+            throw .token(DeviceRequest.TokenProblem(error))
+        } catch {
+            throw .token(.malformed)
+        }
         var attested: AttestedTPMKey?
         if let tpm, token.tpmAttestation != nil {
             do {
@@ -42,7 +50,7 @@ package final class VerifiedTokens: Sendable {
             } catch TPMAttestationError.untrustedEndorsement {
                 // A TPM whose maker the server was not told to trust: the token stands, unattested.
             } catch {
-                return nil   // an attestation that does not hold together: altered
+                throw .token(.attestation)   // an attestation that does not hold together: altered
             }
         }
         let checked = CheckedToken(token: token, attested: attested)

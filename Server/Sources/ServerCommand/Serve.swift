@@ -7,6 +7,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import Prometheus
+import ServiceLifecycle
 
 /// `deviceid-server serve`: answers on an address until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
@@ -14,10 +15,18 @@ struct Serve: AsyncParsableCommand {
         abstract: "Answer requests on HOST:PORT or a Unix socket, over TLS when given a certificate.",
         discussion: """
             Plain HTTP is refused on an address other than loopback or a Unix socket, so that a device token or a \
-            team JWT never crosses a network in the clear by accident. Metrics are at GET /metrics (Prometheus).
+            team JWT never crosses a network in the clear by accident. Metrics are at GET /metrics (Prometheus) on \
+            --metrics-listen, apart from the API.
             """)
 
     @Option(help: "HOST:PORT, or unix:PATH for a Unix socket. (default: 127.0.0.1:8080)") var listen = "127.0.0.1:8080"
+    @Option(help: "Where GET /metrics answers, plain HTTP: HOST:PORT or unix:PATH. (default: 127.0.0.1:9464)")
+    var metricsListen = "127.0.0.1:9464"
+    @Option(help: ArgumentHelp(
+        "Close a connection that starts no request within this many seconds of opening or of its last answer.", valueName: "seconds"))
+    var idleTimeout = 30
+    @Option(help: ArgumentHelp("Close a connection whose request has not fully arrived this many seconds after its head.", valueName: "seconds"))
+    var readTimeout = 15
     @OptionGroup var database: DatabaseOptions
     @Option(help: ArgumentHelp("The server's certificate chain, PEM: its certificate first.", valueName: "file"))
     var tlsCert: String?
@@ -34,7 +43,11 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-        let address = try address()
+        guard (1...3600).contains(idleTimeout), (1...3600).contains(readTimeout) else {
+            throw ValidationError("--idle-timeout and --read-timeout take 1 to 3600 seconds")
+        }
+        _ = try Self.address(metricsListen, option: "--metrics-listen")
+        let address = try Self.address(listen, option: "--listen")
         guard tlsCert != nil || allowPlainHTTP || address.isLocal else {
             throw ValidationError("""
                 plain HTTP only on loopback or a Unix socket: a token or JWT must not cross a network in the clear. \
@@ -58,17 +71,24 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "deviceid-server")
         logger.logLevel = logLevel
-        var server = HTTPServerBuilder.http1()
+        let metrics = PrometheusCollectorRegistry()
+        var server = DeviceCheckService.httpServer(idleTimeout: .seconds(Int64(idleTimeout)), readTimeout: .seconds(Int64(readTimeout)), metrics: metrics)
         if let tlsCert, let tlsKey { server = try .tls(server, tlsConfiguration: Self.tls(certificateChain: tlsCert, key: tlsKey)) }
         let store = try await database.open()
-        let router = DeviceCheckService.router(
-            store: store, authorizer: TeamAuthorizer(store: store), metrics: PrometheusCollectorRegistry(), tpm: try tpmVerifier())
-        let app = Application(
-            router: router, server: server, configuration: .init(address: try address().binding, serverName: "deviceid-server"),
+        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), metrics: metrics, tpm: try tpmVerifier())
+        let api = Application(
+            router: router, server: server, configuration: .init(address: try Self.address(listen, option: "--listen").binding, serverName: "deviceid-server"),
             logger: logger)
-        // SIGTERM or SIGINT: requests in flight finish, then the database is closed.
+        let metricsServer = Application(
+            router: DeviceCheckService.metricsRouter(metrics: metrics),
+            configuration: .init(address: try Self.address(metricsListen, option: "--metrics-listen").binding, serverName: "deviceid-server"),
+            logger: logger)
+        // SIGTERM or SIGINT: the API stops taking connections, requests in flight finish (a slow client's within its
+        // deadlines), then the metrics listener stops and the database is closed.
+        var services = ServiceGroupConfiguration(services: [metricsServer, api], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        services.maximumGracefulShutdownDuration = .seconds(idleTimeout + readTimeout)
         do {
-            try await app.runService()
+            try await ServiceGroup(configuration: services).run()
         } catch {
             try? await store.close()
             throw error
@@ -76,16 +96,17 @@ struct Serve: AsyncParsableCommand {
         try await store.close()
     }
 
-    /// Where to listen, and whether it is reachable from this machine only.
-    private func address() throws -> (binding: BindAddress, isLocal: Bool) {
-        if listen.hasPrefix("unix:"), listen.count > "unix:".count {
-            return (.unixDomainSocket(path: String(listen.dropFirst("unix:".count))), true)
+    /// Where `text` (`HOST:PORT` or `unix:PATH`, given as `option`) listens, and whether it is reachable from this
+    /// machine only.
+    private static func address(_ text: String, option: String) throws -> (binding: BindAddress, isLocal: Bool) {
+        if text.hasPrefix("unix:"), text.count > "unix:".count {
+            return (.unixDomainSocket(path: String(text.dropFirst("unix:".count))), true)
         }
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--listen must be HOST:PORT or unix:PATH")
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("\(option) must be HOST:PORT or unix:PATH")
         }
-        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return (.hostname(host, port: port), Self.isLoopback(host))
+        let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return (.hostname(host, port: port), isLoopback(host))
     }
 
     /// Whether `host` is `localhost` or a loopback address (127.0.0.0/8, ::1); a name that merely starts with
