@@ -86,6 +86,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             exclude: ["Fixtures"]
         ),

@@ -8,6 +8,7 @@ import InMemoryLogging
 import JWTKit
 import Keyring
 import Logging
+import Prometheus
 import SecureStorage
 import Testing
 
@@ -73,11 +74,14 @@ struct Fixture {
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
     func app(
-        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMAttestationVerifier? = nil, now: @escaping @Sendable () -> Date = Date.init
+        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMAttestationVerifier? = nil, metrics: PrometheusCollectorRegistry = .init(),
+        refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
     ) -> some ApplicationProtocol {
         let store = store ?? self.store
         return Application(
-            router: DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), tpm: tpm, now: now), logger: logger)
+            router: DeviceCheckService.router(
+                store: store, authorizer: TeamAuthorizer(store: store, refreshInterval: refresh), metrics: metrics, tpm: tpm, now: now),
+            logger: logger)
     }
 }
 
@@ -247,15 +251,22 @@ struct DeviceCheckServiceTests {
             let recorder = InMemoryLogHandler()
             var logger = Logger(label: "deviceid-server.tests") { _ in recorder }
             logger.logLevel = .trace
-            try await fixture.app(logger: logger).test(.router) { client in
+            let registry = PrometheusCollectorRegistry()
+            try await fixture.app(logger: logger, metrics: registry).test(.router) { client async throws in
                 #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)).0 == .ok)
                 #expect(try await post(client, "query_two_bits", jwt: String(jwt.dropLast(2)), request(device.token)).0 == .unauthorized)
                 #expect(try await post(client, "query_two_bits", jwt: jwt, request(String(device.token.dropLast(4)))).0 == .badRequest)
                 #expect(try await client.execute(uri: "/v2/nothing", method: .get) { $0.status } == .notFound)
+                // Metrics are not on the API's listener.
+                #expect(try await client.execute(uri: "/metrics", method: .get) { $0.status } == .notFound)
+            }
+            try await Application(router: DeviceCheckService.metricsRouter(metrics: registry)).test(.router) { client async throws in
                 let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
-                for series in [#"{endpoint="/v1/validate_device_token",status="200"} 1"#, #"{endpoint="/v1/query_two_bits",status="401"} 1"#,
-                               #"{endpoint="/v1/query_two_bits",status="400"} 1"#] {
-                    #expect(metrics.contains("deviceid_server_requests_total" + series), "\(series)")
+                for series in [#"requests_total{endpoint="/v1/validate_device_token",status="200"} 1"#,
+                               #"requests_total{endpoint="/v1/query_two_bits",status="401"} 1"#,
+                               #"requests_total{endpoint="/v1/query_two_bits",status="400"} 1"#,
+                               #"refusals_total{reason="jwt_signature"} 1"#, #"refusals_total{reason="token_signature"} 1"#] {
+                    #expect(metrics.contains("deviceid_server_" + series), "\(series)")
                 }
                 #expect(metrics.contains(#"deviceid_server_request_duration_seconds_count{endpoint="/v1/query_two_bits"} 2"#))
             }

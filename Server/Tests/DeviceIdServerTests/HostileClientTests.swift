@@ -1,0 +1,179 @@
+import DeviceCheck
+import DeviceId
+import DeviceIdServer
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Keyring
+import Prometheus
+import SecureStorage
+import Testing
+
+/// A JWT or device token written by hand, as an attacker writes one: the header and payload exactly as given
+/// (members named twice included), signed with a real key.
+enum Handmade {
+    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// A team JWT of `header` and `payload`, signed with `key`.
+    static func jwt(header: String, payload: String, key: ES256PrivateKey) async throws -> String {
+        let input = base64URL(header.utf8) + "." + base64URL(payload.utf8)
+        let signer = try await JWTKeyCollection().add(ecdsa: key).getKey()
+        return input + "." + base64URL(try signer.sign(Data(input.utf8)))
+    }
+
+    /// A device token (standard base64, as requests carry it) of `payload`, signed by a fresh device key of `keyType`
+    /// whose `dpk` is `spell(key bytes)`.
+    static func deviceToken(
+        payload: String, keyType: DeviceKeyType = .p256, spell: (Data) -> Data = { $0 }
+    ) async throws -> String {
+        var configuration = DeviceIdentifierConfiguration.default
+        configuration.accessGroup = AccessGroup(rawValue: "server.tests.\(UUID().uuidString)")!
+        configuration.keyType = keyType
+        let device = try DefaultDeviceIdentifier(configuration: configuration, keyring: KeyringClient(unlockPolicy: .nonInteractive))
+        let key = try await device.publicKey()
+        let algorithm = keyType == .p256 ? "ES256" : "RS256"
+        let header = #"{"alg":"\#(algorithm)","dpk":"\#(base64URL(spell(key.externalRepresentation)))","typ":"device-token+jwt"}"#
+        let input = base64URL(header.utf8) + "." + base64URL(payload.utf8)
+        let signature = try await device.sign(Data(input.utf8), algorithm: keyType == .p256 ? .es256 : .rs256)
+        return Data((input + "." + base64URL(signature)).utf8).base64EncodedString()
+    }
+
+    /// A token payload for TEAM1 made now, with `iat` and `exp` as given (by default, valid ones).
+    static func payload(iat: String? = nil, exp: String? = nil) -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        return #"{"aud":"TEAM1","exp":\#(exp ?? String(now + 600)),"iat":\#(iat ?? String(now)),"jti":"AAAAAAAAAAAAAAAAAAAAAA"}"#
+    }
+}
+
+@Suite("deviceid-server against hostile clients: no crash, no impersonation, one key one device, live key changes")
+struct HostileClientTests {
+    @Test("A team's key never acts as another team: a kid named twice, another team's kid, another team's iss", arguments: Database.allCases)
+    func impersonation(database: Database) async throws {
+        try await database.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let other = ES256PrivateKey()
+            try await fixture.store.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: other.publicKey.pemRepresentation))
+            let device = try await Fixture.deviceToken(team: "TEAM2")
+            let now = Int(Date().timeIntervalSince1970)
+            let asTeam2 = #"{"iat":\#(now),"iss":"TEAM2"}"#
+            try await fixture.app().test(.router) { client in
+                for header in [#"{"alg":"ES256","kid":"KID1","kid":"KID2","typ":"JWT"}"#, #"{"alg":"ES256","kid":"KID2","kid":"KID1","typ":"JWT"}"#,
+                               #"{"alg":"ES256","kid":"KID1","k\u0069d":"KID2","typ":"JWT"}"#, #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#] {
+                    let jwt = try await Handmade.jwt(header: header, payload: asTeam2, key: fixture.teamKey)
+                    #expect(try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit0": true])).0 == .unauthorized, "\(header)")
+                }
+                let twoIssuers = try await Handmade.jwt(
+                    header: #"{"alg":"ES256","kid":"KID1","typ":"JWT"}"#, payload: #"{"iat":\#(now),"iss":"TEAM1","iss":"TEAM2"}"#, key: fixture.teamKey)
+                #expect(try await post(client, "query_two_bits", jwt: twoIssuers, request(device.token)).0 == .unauthorized)
+                // Team 2's own JWT, for comparison, is taken.
+                let own = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#, payload: asTeam2, key: other)
+                #expect(try await post(client, "query_two_bits", jwt: own, request(device.token)) == (.ok, "Bit State Not Found"))
+            }
+            try await fixture.store.close()
+        }
+    }
+
+    @Test("A kid names one team for good: held, removed or replaced, another team cannot take it", arguments: Database.allCases)
+    func keyIDOwnership(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            let pem = ES256PrivateKey().publicKey.pemRepresentation
+            try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))
+            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
+            try await store.add(Team(id: "A", keyID: "K2", publicKeyPEM: pem))   // A moves to a new kid
+            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
+            #expect(try await store.removeTeam("A"))
+            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K2", publicKeyPEM: pem)) }
+            try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))   // A, back, takes its own kid again
+            try await store.add(Team(id: "B", keyID: "K3", publicKeyPEM: pem))
+            #expect(try await store.teams().map(\.keyID) == ["K1", "K3"])
+            try await store.close()
+        }
+    }
+
+    @Test("A key replaced and a team removed through one server reach another running server within seconds",
+          arguments: Database.allCases)
+    func liveTeamChanges(database: Database) async throws {
+        try await database.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let admin = try await open()   // `deviceid-server team …`, another process on the same database
+            let device = try await Fixture.deviceToken()
+            let oldJWT = try await fixture.jwt()
+            let newKey = ES256PrivateKey()
+            let newJWT = try await JWTKeyCollection().add(ecdsa: newKey, kid: "KID1").sign(TeamClaims(team: fixture.team, issuedAt: Date()), kid: "KID1")
+            try await fixture.app(refresh: .milliseconds(200)).test(.router) { client in
+                let query = { (jwt: String) in try await post(client, "query_two_bits", jwt: jwt, request(device.token)).0 }
+                #expect(try await query(oldJWT) == .ok)
+                try await admin.add(Team(id: fixture.team, keyID: "KID1", publicKeyPEM: newKey.publicKey.pemRepresentation))
+                #expect(try await eventually {
+                    let (old, new) = (try await query(oldJWT), try await query(newJWT))
+                    return old == .unauthorized && new == .ok
+                })
+                #expect(try await admin.removeTeam(fixture.team))
+                #expect(try await eventually { try await query(newJWT) == .unauthorized })
+            }
+            try await admin.close()
+            try await fixture.store.close()
+        }
+    }
+
+    @Test("Hostile device tokens get 400, and the server answers the next request: claims past any time, BER keys, members named twice")
+    func hostileTokens() async throws {
+        try await Database.sqlite.with { open in
+            let fixture = try await Fixture(store: try await open())
+            let jwt = try await fixture.jwt()
+            let registry = PrometheusCollectorRegistry()
+            let valid = try await Handmade.deviceToken(payload: Handmade.payload())
+            let overflows = [("-1", "9223372036854775807"), ("-9223372036854775808", "-9223372036854775208"),
+                             ("9223372036854775807", "-9223372036854775209"), ("1e300", "1e300")]
+            var tokens = try await overflows.asyncMap { try await Handmade.deviceToken(payload: Handmade.payload(iat: $0.0, exp: $0.1)) }
+            tokens.append(try await Handmade.deviceToken(payload: #"{"aud":"TEAM2","aud":"TEAM1""# + Handmade.payload().dropFirst(14)))
+            // The same RSA key, its outer length spelt in one byte more: another id for the same key, if taken.
+            tokens.append(try await Handmade.deviceToken(payload: Handmade.payload(), keyType: .rsa) { der in
+                Data([der[der.startIndex], der[der.startIndex + 1] + 1, 0]) + der.dropFirst(2)
+            })
+            let hostile = tokens
+            try await fixture.app(metrics: registry).test(.router) { client async throws in
+                #expect(try await post(client, "update_two_bits", jwt: jwt, request(valid, ["bit0": true])) == (.ok, ""))
+                for (index, token) in hostile.enumerated() {
+                    #expect(try await post(client, "update_two_bits", jwt: jwt, request(token, ["bit1": true])).0 == .badRequest, "token \(index)")
+                    #expect(try await post(client, "query_two_bits", jwt: jwt, request(valid)).0 == .ok)
+                }
+                // A body naming a member twice.
+                let twice = #"{"device_token":"\#(valid)","transaction_id":"t","timestamp":1,"bit1":false,"bit1":true}"#
+                #expect(try await client.execute(uri: "/v1/update_two_bits", method: .post, headers: [.authorization: "Bearer \(jwt)"],
+                                                 body: ByteBuffer(string: twice)) { $0.status } == .badRequest)
+            }
+            let validDevice = try DeviceToken.verify(try #require(Data(base64Encoded: valid)), team: fixture.team).deviceID
+            let bits = try #require(try await fixture.store.bits(team: fixture.team, device: validDevice))
+            #expect(bits.bit0 && !bits.bit1, "no hostile update took effect")
+            let metrics = String(decoding: registry.emitToBuffer(), as: UTF8.self)
+            #expect(metrics.contains(#"deviceid_server_refusals_total{reason="token_malformed"} \#(hostile.count)"#), "\(metrics)")
+            #expect(metrics.contains(#"deviceid_server_refusals_total{reason="body"} 1"#))
+            try await fixture.store.close()
+        }
+    }
+}
+
+/// Whether `condition` holds within `seconds`, asked again every 50 ms: for what another server or process makes
+/// true in its own time.
+func eventually(within seconds: Double = 5, _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
+
+extension Sequence {
+    func asyncMap<Mapped>(_ transform: (Element) async throws -> Mapped) async throws -> [Mapped] {
+        var mapped: [Mapped] = []
+        for element in self { mapped.append(try await transform(element)) }
+        return mapped
+    }
+}
