@@ -44,43 +44,37 @@ public enum StrictJSON {
         }
 
         private mutating func object(depth: Int) throws(StrictJSONError) {
-            guard depth <= StrictJSON.maximumDepth else { throw .tooDeep }
-            position += 1
-            skipWhitespace()
-            if next == UInt8(ascii: "}") {
-                position += 1
-                return
-            }
             var names: Set<String> = []
-            while true {
-                skipWhitespace()
-                guard next == UInt8(ascii: "\"") else { throw .syntax(position) }
-                let name = try string()
+            try elements(depth: depth, close: "}") { reader throws(StrictJSONError) in
+                reader.skipWhitespace()
+                guard reader.next == UInt8(ascii: "\"") else { throw .syntax(reader.position) }
+                let name = try reader.string()
                 guard names.insert(name).inserted else { throw .duplicateMember(name) }
-                skipWhitespace()
-                try expect(":")
-                try value(depth: depth)
-                skipWhitespace()
-                if next == UInt8(ascii: "}") {
-                    position += 1
-                    return
-                }
-                try expect(",")
+                reader.skipWhitespace()
+                try reader.expect(":")
+                try reader.value(depth: depth)
             }
         }
 
         private mutating func array(depth: Int) throws(StrictJSONError) {
+            try elements(depth: depth, close: "]") { reader throws(StrictJSONError) in try reader.value(depth: depth) }
+        }
+
+        /// An object's members or an array's elements, each read by `element`, from the opening bracket to `close`.
+        private mutating func elements(
+            depth: Int, close: Unicode.Scalar, _ element: (inout Reader) throws(StrictJSONError) -> Void
+        ) throws(StrictJSONError) {
             guard depth <= StrictJSON.maximumDepth else { throw .tooDeep }
             position += 1
             skipWhitespace()
-            if next == UInt8(ascii: "]") {
+            if next == UInt8(ascii: close) {
                 position += 1
                 return
             }
             while true {
-                try value(depth: depth)
+                try element(&self)
                 skipWhitespace()
-                if next == UInt8(ascii: "]") {
+                if next == UInt8(ascii: close) {
                     position += 1
                     return
                 }
