@@ -15,6 +15,9 @@ public final class PostgresBitStore: BitStore {
     /// batch gathers (measured on two cores: one, two, four and eight workers gave 26k, 24k, 21k and 17k queries/s).
     private static let workersPerKind = 2
 
+    /// How long one statement may wait for the database, an outage included, before the request it answers fails.
+    static let operationTimeout: Duration = .seconds(5)
+
     /// Connects to `configuration` (a pool, kept running until ``close()``).
     public init(configuration: PostgresClient.Configuration) {
         let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "deviceid-server.postgres"))
@@ -22,97 +25,96 @@ public final class PostgresBitStore: BitStore {
         running = Task { await client.run() }
         batched = BatchedBits(
             workersPerKind: Self.workersPerKind, maximumBatchSize: 1000,
-            read: { keys in try await Self.bits(of: keys, in: client) },
+            read: { keys in try await withDeadline(Self.operationTimeout, "reading bits") { try await Self.bits(of: keys, in: client) } },
             write: { updates in await Self.apply(updates, in: client) })
     }
 
-    /// The store a `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` URL names; `?host=/path/to/socket/dir` (as libpq
-    /// writes it) connects over the Unix socket `.s.PGSQL.PORT` there instead.
-    public convenience init(url text: String) throws {
-        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-              let user = url.user, !user.isEmpty else {
-            throw StoreError.badURL("expected postgres://USER@HOST[:PORT]/DATABASE")
-        }
-        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : nil
-        let port = url.port ?? 5432
-        let configuration: PostgresClient.Configuration
-        if let socketDirectory = url.queryItems?.first(where: { $0.name == "host" })?.value {
-            configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: url.password, database: database)
-        } else {
-            guard let host = url.host, !host.isEmpty else { throw StoreError.badURL("no host") }
-            configuration = .init(host: host, port: port, username: user, password: url.password, database: database, tls: .disable)
-        }
-        self.init(configuration: configuration)
+    /// The store a `postgres://` URL names (see ``PostgresTarget``: libpq's `host`, `sslmode` and `sslrootcert`, and
+    /// the password from the URL, `PGPASSWORD` or the passfile of `environment`), once one connection to it succeeded:
+    /// a server that is down, refuses the connection, the TLS handshake or the password fails here within seconds,
+    /// with ``StoreError/unreachable(_:reason:temporary:)`` naming it and why.
+    public convenience init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
+        let target = try PostgresTarget(url: url, environment: environment)
+        try await target.check()
+        self.init(configuration: target.client)
     }
 
     public func migrate() async throws {
-        // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL.
-        try await client.withConnection { connection in
-            _ = try await connection.query("SELECT pg_advisory_lock(7474110)", logger: Self.logger)
-            do {
-                _ = try await connection.query(
-                    "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
-                    logger: Self.logger)
-                // Every kid a team ever used, kept when the team goes: a kid names one team for good.
-                _ = try await connection.query(
-                    "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
-                _ = try await connection.query(
-                    "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
-                _ = try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
-                        updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                    """, logger: Self.logger)
-                _ = try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                        digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                    """, logger: Self.logger)
-                _ = try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                        bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                    """, logger: Self.logger)
-            } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
-                throw error
+        try await withDeadline(Self.operationTimeout, "creating the schema") { [client] in
+            // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL.
+            try await client.withConnection { connection in
+                _ = try await connection.query("SELECT pg_advisory_lock(7474110)", logger: Self.logger)
+                do {
+                    _ = try await connection.query(
+                        "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
+                        logger: Self.logger)
+                    // Every kid a team ever used, kept when the team goes: a kid names one team for good.
+                    _ = try await connection.query(
+                        "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
+                    _ = try await connection.query(
+                        "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
+                    _ = try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
+                            updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                        """, logger: Self.logger)
+                    _ = try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                            digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                        """, logger: Self.logger)
+                    _ = try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                            bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                        """, logger: Self.logger)
+                } catch {
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
+                    throw error
+                }
+                _ = try await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
             }
-            _ = try await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
         }
     }
 
     public func add(_ team: Team) async throws {
-        try await client.query(
-            "INSERT INTO key_ids (key_id, team) VALUES (\(team.keyID), \(team.id)) ON CONFLICT DO NOTHING", logger: Self.logger)
-        var owner: String?
-        for try await team in try await client.query("SELECT team FROM key_ids WHERE key_id = \(team.keyID)", logger: Self.logger)
-            .decode(String.self) { owner = team }
-        guard owner.map({ $0.utf8.elementsEqual(team.id.utf8) }) == true else { throw StoreError.keyIDTaken(team.keyID) }
-        try await client.query(
-            """
-            INSERT INTO teams (id, key_id, public_key_pem) VALUES (\(team.id), \(team.keyID), \(team.publicKeyPEM))
-            ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, public_key_pem = excluded.public_key_pem
-            """, logger: Self.logger)
+        try await withDeadline(Self.operationTimeout, "adding a team") { [client] in
+            try await client.query(
+                "INSERT INTO key_ids (key_id, team) VALUES (\(team.keyID), \(team.id)) ON CONFLICT DO NOTHING", logger: Self.logger)
+            var owner: String?
+            for try await team in try await client.query("SELECT team FROM key_ids WHERE key_id = \(team.keyID)", logger: Self.logger)
+                .decode(String.self) { owner = team }
+            guard owner.map({ $0.utf8.elementsEqual(team.id.utf8) }) == true else { throw StoreError.keyIDTaken(team.keyID) }
+            try await client.query(
+                """
+                INSERT INTO teams (id, key_id, public_key_pem) VALUES (\(team.id), \(team.keyID), \(team.publicKeyPEM))
+                ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, public_key_pem = excluded.public_key_pem
+                """, logger: Self.logger)
+        }
     }
 
     public func removeTeam(_ id: String) async throws -> Bool {
-        // Rows locked in key order first, as update batches lock them, so a removal never deadlocks with one.
-        _ = try await client.query(
-            """
-            DELETE FROM bits WHERE (team, device) IN
-                (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
-            """, logger: Self.logger)
-        try await client.query("DELETE FROM tpm_challenges WHERE team = \(id)", logger: Self.logger)
-        try await client.query("DELETE FROM tpm_bindings WHERE team = \(id)", logger: Self.logger)
-        let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
-        return !removed.isEmpty
+        try await withDeadline(Self.operationTimeout, "removing a team") { [client] in
+            // Rows locked in key order first, as update batches lock them, so a removal never deadlocks with one.
+            _ = try await client.query(
+                """
+                DELETE FROM bits WHERE (team, device) IN
+                    (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
+                """, logger: Self.logger)
+            try await client.query("DELETE FROM tpm_challenges WHERE team = \(id)", logger: Self.logger)
+            try await client.query("DELETE FROM tpm_bindings WHERE team = \(id)", logger: Self.logger)
+            let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
+            return !removed.isEmpty
+        }
     }
 
     public func teams() async throws -> [Team] {
-        var teams: [Team] = []
-        let rows = try await client.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", logger: Self.logger)
-        for try await (id, keyID, pem) in rows.decode((String, String, String).self) { teams.append(Team(id: id, keyID: keyID, publicKeyPEM: pem)) }
-        return teams
+        try await withDeadline(Self.operationTimeout, "reading the teams") { [client] in
+            var teams: [Team] = []
+            let rows = try await client.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", logger: Self.logger)
+            for try await (id, keyID, pem) in rows.decode((String, String, String).self) { teams.append(Team(id: id, keyID: keyID, publicKeyPEM: pem)) }
+            return teams
+        }
     }
 
     public func bits(team: String, device: String) async throws -> DeviceBits? {
@@ -124,31 +126,37 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws {
-        let expires = Int64(pending.expires.timeIntervalSince1970 * 1000)
-        try await client.query(
-            """
-            INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms)
-            VALUES (\(team), \(device), \(pending.attestationKeyName), \(pending.digest), \(expires))
-            ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
-            """, logger: Self.logger)
+        try await withDeadline(Self.operationTimeout, "keeping a credential") { [client] in
+            let expires = Int64(pending.expires.timeIntervalSince1970 * 1000)
+            try await client.query(
+                """
+                INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms)
+                VALUES (\(team), \(device), \(pending.attestationKeyName), \(pending.digest), \(expires))
+                ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
+                """, logger: Self.logger)
+        }
     }
 
     public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
-        let rows = try await client.query(
-            "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, digest, expires_ms", logger: Self.logger)
-        for try await (name, digest, expires) in rows.decode((Data, Data, Int64).self) {
-            return PendingCredential(attestationKeyName: name, digest: digest, expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+        try await withDeadline(Self.operationTimeout, "taking a credential") { [client] in
+            let rows = try await client.query(
+                "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, digest, expires_ms", logger: Self.logger)
+            for try await (name, digest, expires) in rows.decode((Data, Data, Int64).self) {
+                return PendingCredential(attestationKeyName: name, digest: digest, expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+            }
+            return nil
         }
-        return nil
     }
 
     public func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws {
-        let bound = Int64(time.timeIntervalSince1970 * 1000)
-        try await client.query(
-            """
-            INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (\(team), \(device), \(attestationKeyName), \(bound))
-            ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
-            """, logger: Self.logger)
+        try await withDeadline(Self.operationTimeout, "binding a device to its TPM") { [client] in
+            let bound = Int64(time.timeIntervalSince1970 * 1000)
+            try await client.query(
+                """
+                INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (\(team), \(device), \(attestationKeyName), \(bound))
+                ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
+                """, logger: Self.logger)
+        }
     }
 
     public func close() async throws {
@@ -179,7 +187,7 @@ public final class PostgresBitStore: BitStore {
         var failed: [DeviceKey: any Error] = [:]
         for (assignments, group) in BitUpdate.merged(updates) {
             do {
-                try await client.query(
+                try await withDeadline(operationTimeout, "updating bits") { try await client.query(
                     """
                     INSERT INTO bits (team, device, bit0, bit1, updated_ms)
                     SELECT * FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
@@ -187,7 +195,7 @@ public final class PostgresBitStore: BitStore {
                         \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, updated_ms)
                     ORDER BY team, device
                     ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments)
-                    """, logger: logger)
+                    """, logger: logger) }
             } catch {
                 for update in group { failed[update.key] = error }
             }

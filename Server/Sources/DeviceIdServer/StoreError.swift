@@ -4,11 +4,18 @@ public enum StoreError: Error, CustomStringConvertible {
     case badURL(String)
     /// Another team holds, or held, this `kid`.
     case keyIDTaken(String)
+    /// The database server (its `host:port` or socket) could not be reached or refused the connection, for `reason`;
+    /// `temporary` when it did not answer in time, which trying again later may mend.
+    case unreachable(String, reason: String, temporary: Bool)
+    /// The database did not answer `operation` within its deadline.
+    case timedOut(String)
 
     /// What is wrong.
     public var description: String {
         switch self {
         case .badURL(let detail): "unusable --database URL: \(detail)"
+        case .unreachable(let server, let reason, _): "the database at \(server) cannot be used: \(reason)"
+        case .timedOut(let operation): "the database did not answer in time (\(operation))"
         case .keyIDTaken(let keyID): "the key id \(keyID.debugDescription) is, or was, another team's: a key id names one team for good; choose another"
         }
     }

@@ -32,7 +32,7 @@ enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
         case .postgres:
             return try await PrivatePostgres.with { server in
                 try await body {
-                    let store = try PostgresBitStore(url: server.url)
+                    let store = try await PostgresBitStore(url: server.url, environment: server.environment)
                     try await store.migrate()
                     return store
                 }

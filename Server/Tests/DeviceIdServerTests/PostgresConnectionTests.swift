@@ -1,0 +1,54 @@
+import DeviceIdServer
+import Foundation
+import Testing
+
+@Suite("PostgreSQL as production runs it: TLS verified, the password from the environment, refusals named at once")
+struct PostgresConnectionTests {
+    @Test("libpq's sslmode and sslrootcert, the password from PGPASSWORD or the passfile; each refusal names the server and why")
+    func connections() async throws {
+        try await PrivatePostgres.with { server in
+            let store = try await PostgresBitStore(url: server.url, environment: server.environment)
+            try await store.migrate()
+            try await store.close()
+            let tcp = "postgres://postgres@127.0.0.1:\(server.port)/postgres"
+            let refusals: [(url: String, environment: [String: String], reason: String)] = [
+                (tcp + "?sslmode=disable", server.environment, "reject"),   // pg_hba.conf refuses plain TCP
+                (server.url, ["PGPASSWORD": "wrong"], "password"),
+                (server.url, [:], "password"),   // no password anywhere
+                (tcp + "?sslmode=verify-full&sslrootcert=\(server.directory)/server.pem", server.environment, "certificate_verify_failed"),   // not the CA
+                ("postgres://postgres@localhost.invalid.:\(server.port)/postgres?sslmode=verify-full&sslrootcert=\(server.directory)/ca.pem",
+                 server.environment, "not known"),
+            ]
+            for refusal in refusals {
+                do {
+                    _ = try await PostgresBitStore(url: refusal.url, environment: refusal.environment)
+                    Issue.record("\(refusal.url) was taken")
+                } catch let error as StoreError {
+                    guard case .unreachable(let name, let reason, _) = error else {
+                        Issue.record("\(error)")
+                        continue
+                    }
+                    #expect(!name.isEmpty && reason.lowercased().contains(refusal.reason), "\(refusal.url): \(reason)")
+                    #expect(!"\(error)".contains("wrong"), "the password is not in the message")
+                }
+            }
+            // sslmode=require takes the server's certificate unverified, but still over TLS.
+            let required = try await PostgresBitStore(url: tcp + "?sslmode=require", environment: server.environment)
+            try await required.close()
+        }
+    }
+
+    @Test("Nothing listening: refused at once, not after the pool's minute of retries")
+    func nothingListening() async throws {
+        await #expect(throws: StoreError.self) { try await PostgresBitStore(url: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable", environment: [:]) }
+    }
+
+    @Test("URLs libpq would not take, or that would weaken TLS, are refused before connecting")
+    func badURLs() async {
+        for url in ["postgres://127.0.0.1/db", "postgres://u@127.0.0.1/db?sslmode=allow", "postgres://u@127.0.0.1/db?sslmode=require&sslmode=disable",
+                    "postgres://u@127.0.0.1/db?password=x", "postgres://u@127.0.0.1/db?sslmode=verify-full&sslrootcert=/nonexistent",
+                    "postgres://u@localhost/db?host=/run/postgresql&sslmode=require"] {
+            await #expect(throws: StoreError.self, "\(url)") { try await PostgresBitStore(url: url, environment: [:]) }
+        }
+    }
+}
