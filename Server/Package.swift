@@ -65,7 +65,8 @@ let package = Package(
         .target(
             name: "ServerFuzzTargets",
             dependencies: [
-                "DeviceIdServer", .product(name: "FuzzDriver", package: root), .product(name: "JWTKit", package: "jwt-kit"),
+                "DeviceIdServer", .product(name: "DeviceCheck", package: root), .product(name: "FuzzDriver", package: root),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Fuzz/ServerFuzzTargets"
         ),

@@ -54,7 +54,7 @@ package enum FuzzTarget: String, Fuzzable {
         case .deviceToken:
             _ = try DeviceToken.verify(input, team: Self.team, now: Self.tokenTime)
         case .signedDeviceToken:
-            _ = try DeviceToken.verify(try ResigningKeys.token(input), team: Self.team, now: Self.tokenTime)
+            _ = try DeviceToken.verify(try await ResigningKeys.token(input), team: Self.team, now: Self.tokenTime)
         }
         return true
     }

@@ -1,3 +1,4 @@
+import DeviceCheck
 import DeviceId
 import Foundation
 import OpenSSLSupport
@@ -28,7 +29,7 @@ enum ResigningKeys {
     /// The compact JWS of `input`: `[signer][header]0xFF[payload]`, each `$dpk` in the header replaced by the signer's
     /// public key in base64url and each `$ber` by the same key with its outer length spelt in one byte more (BER, not
     /// DER), signed by the signer. An input without the 0xFF byte is all header, with an empty payload.
-    static func token(_ input: Data) throws -> Data {
+    static func token(_ input: Data) async throws -> Data {
         guard let choice = input.first else { return Data() }
         let signers = try signers.get()
         let signer = signers[Int(choice) % signers.count]
@@ -37,9 +38,7 @@ enum ResigningKeys {
         let header = [UInt8](rest[..<separator])
             .replacing(Array("$dpk".utf8), with: Array(signer.publicKey.base64URLEncoded.utf8))
             .replacing(Array("$ber".utf8), with: Array(Data(longerLength(signer.publicKey)).base64URLEncoded.utf8))
-        let payload = Data(rest[separator...].dropFirst())
-        let signingInput = Data(Data(header).base64URLEncoded.utf8) + Data(".".utf8) + Data(payload.base64URLEncoded.utf8)
-        return signingInput + Data(".".utf8) + Data(try signer.sign(signingInput).base64URLEncoded.utf8)
+        return try await CompactJWS.signed(header: Data(header), payload: Data(rest[separator...].dropFirst()), by: signer.sign)
     }
 
     /// `der` (an outer SEQUENCE) with its length written in one byte more than DER allows.

@@ -44,3 +44,15 @@ public struct CompactJWSError: Error, Sendable, Hashable, CustomStringConvertibl
         self.description = description
     }
 }
+
+extension CompactJWS {
+    /// A part as a compact JWS writes it: base64url without padding.
+    public static func encoded(_ bytes: some Sequence<UInt8>) -> String { Data(bytes).base64URLEncoded }
+
+    /// The compact JWS of `header` and `payload` (JSON, exactly as given), signed by `sign`, which is handed the
+    /// signing input.
+    public static func signed(header: Data, payload: Data, by sign: (Data) async throws -> Data) async rethrows -> Data {
+        let signingInput = encoded(header) + "." + encoded(payload)
+        return Data((signingInput + "." + encoded(try await sign(Data(signingInput.utf8)))).utf8)
+    }
+}

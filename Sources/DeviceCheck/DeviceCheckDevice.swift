@@ -43,9 +43,9 @@ public struct DeviceCheckDevice: Sendable {
             alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attested?.member, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
-        let signingInput = header.base64URLEncoded + "." + payload.base64URLEncoded
-        let signature = try await identifier.sign(Data(signingInput.utf8), algorithm: algorithm, encoding: .raw)
-        return Data((signingInput + "." + signature.base64URLEncoded).utf8)
+        return try await CompactJWS.signed(header: header, payload: payload) { signingInput in
+            try await identifier.sign(signingInput, algorithm: algorithm, encoding: .raw)
+        }
     }
 
     /// Releases the credential a verifier sealed to this machine's TPM (``TPMAttestationVerifier/challenge(for:)``):

@@ -133,7 +133,7 @@ extension DeviceToken {
     /// Whether an RSA `dpk` is one a device makes: a modulus of 2048 to 4096 bits, a public exponent that is odd, at
     /// least 3 and at most 64 bits (a larger one only makes every check of it slower).
     private static func acceptedRSA(_ key: DevicePublicKey) -> Bool {
-        guard (2048...4096).contains(key.keySize), let exponent = key.rsaPublicExponent, let last = exponent.last else { return false }
+        guard let (bits, exponent) = key.rsaShape, (2048...4096).contains(bits), let last = exponent.last else { return false }
         return exponent.count <= 8 && last & 1 == 1 && (exponent.count > 1 || last >= 3)
     }
 }

@@ -34,10 +34,11 @@ public struct DevicePublicKey: Sendable, Hashable {
         }
     }
 
-    /// The RSA public exponent, big-endian with no leading zero; `nil` for P-256.
-    package var rsaPublicExponent: Data? {
-        guard case .rsa(let key) = try? key() else { return nil }
-        return try? key.publicNumbers().exponent
+    /// An RSA key's modulus size in bits and its public exponent (big-endian, no leading zero), from one parse of the
+    /// key; `nil` for P-256.
+    package var rsaShape: (bits: Int, exponent: Data)? {
+        guard case .rsa(let key) = try? key(), let numbers = try? key.publicNumbers() else { return nil }
+        return (key.bits, numbers.exponent)
     }
 
     /// The identifier a key gives: lowercase hex SHA-256 of its external representation (64 characters).

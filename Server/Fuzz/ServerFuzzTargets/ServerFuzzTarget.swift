@@ -1,3 +1,4 @@
+import DeviceCheck
 import DeviceIdServer
 import Foundation
 import FuzzDriver
@@ -47,11 +48,11 @@ package enum ServerFuzzTarget: String, Fuzzable {
     /// with the team's key whatever the header says.
     private static func signed(_ input: Data) async throws -> String {
         let separator = input.firstIndex(of: 0xFF) ?? input.endIndex
-        let encode = { (bytes: Data) in bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "") }
-        let signingInput = encode(Data(input[..<separator])) + "." + encode(Data(input[separator...].dropFirst()))
         let key = try await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: teamKeyPEM)).getKey()
-        return signingInput + "." + encode(Data(try key.sign(Data(signingInput.utf8))))
+        let jwt = try await CompactJWS.signed(header: Data(input[..<separator]), payload: Data(input[separator...].dropFirst())) {
+            Data(try key.sign($0))
+        }
+        return String(decoding: jwt, as: UTF8.self)
     }
 
     /// The team of the JWTs and device tokens: the one the library's `device-token` target verifies for, so the

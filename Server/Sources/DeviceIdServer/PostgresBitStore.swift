@@ -41,38 +41,33 @@ public final class PostgresBitStore: BitStore {
 
     public func migrate() async throws {
         try await withDeadline(Self.operationTimeout, "creating the schema") { [client] in
-            // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL.
-            try await client.withConnection { connection in
-                _ = try await connection.query("SELECT pg_advisory_lock(7474110)", logger: Self.logger)
-                do {
-                    _ = try await connection.query(
-                        "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
-                        logger: Self.logger)
-                    // Every kid a team ever used, kept when the team goes: a kid names one team for good.
-                    _ = try await connection.query(
-                        "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
-                    _ = try await connection.query(
-                        "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
-                    _ = try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
-                            updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                        """, logger: Self.logger)
-                    _ = try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                            digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                        """, logger: Self.logger)
-                    _ = try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                            bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                        """, logger: Self.logger)
-                } catch {
-                    _ = try? await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
-                    throw error
-                }
-                _ = try await connection.query("SELECT pg_advisory_unlock(7474110)", logger: Self.logger)
+            // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL. The lock is
+            // the transaction's, so it is released however the transaction ends, a deadline's cancellation included.
+            try await client.withTransaction(logger: Self.logger) { connection in
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(7474110)", logger: Self.logger)
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
+                    logger: Self.logger)
+                // Every kid a team ever used, kept when the team goes: a kid names one team for good.
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
+                _ = try await connection.query(
+                    "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
+                        updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                    """, logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                        digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                    """, logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
+                        bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                    """, logger: Self.logger)
             }
         }
     }

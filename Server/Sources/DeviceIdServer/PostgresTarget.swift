@@ -78,15 +78,16 @@ package struct PostgresTarget: Sendable {
         return configuration
     }
 
-    /// One connection's configuration, for the check that the server answers.
-    var connection: PostgresConnection.Configuration {
+    /// One connection's configuration, for the check that the server answers. Throws when the TLS settings cannot
+    /// be made into a context (never a fallback to plain text).
+    private func connection() throws -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         switch endpoint {
         case .tcp(let host, let port):
             let tls: PostgresConnection.Configuration.TLS = switch self.tls {
             case .disable: .disable
-            case .prefer(let context): (try? .prefer(.init(configuration: context))) ?? .disable
-            case .require(let context): (try? .require(.init(configuration: context))) ?? .disable
+            case .prefer(let context): .prefer(try NIOSSLContext(configuration: context))
+            case .require(let context): .require(try NIOSSLContext(configuration: context))
             }
             configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
         case .socket(let path):
@@ -100,11 +101,14 @@ package struct PostgresTarget: Sendable {
     /// why, when it does not answer, refuses the connection, the TLS handshake or the password.
     func check() async throws {
         do {
-            let connection = try await PostgresConnection.connect(configuration: connection, id: 0, logger: Logger(label: "deviceid-server.postgres"))
+            let connection = try await PostgresConnection.connect(configuration: try connection(), id: 0, logger: Logger(label: "deviceid-server.postgres"))
             try await connection.close()
         } catch let error as PSQLError {
             let reason = error.serverInfo?[.message] ?? error.underlying.map { "\($0)" } ?? "\(error.code)"
             throw StoreError.unreachable(name, reason: reason, temporary: error.code == .connectionError && error.underlying is ChannelError)
+        } catch {
+            // Not the server's answer: the TLS context could not be made from the URL's settings.
+            throw StoreError.unreachable(name, reason: "TLS cannot be set up: \(error)", temporary: false)
         }
     }
 

@@ -75,9 +75,12 @@ public final class TeamAuthorizer: Sendable {
     public func team(for authorization: String?, now: Date) async throws -> Team {
         guard let authorization, authorization.hasPrefix("Bearer ") else { throw TeamRefusal.missing }
         let jwt = String(authorization.dropFirst("Bearer ".count))
-        let keyID = try Self.keyID(of: jwt)
-        guard let (team, keys) = try await teams().byKeyID[keyID] else { throw TeamRefusal.unknownKey }
-        if let cached = state.withLockedValue({ $0.verified[jwt] }), now < cached.until, cached.team == team { return team }
+        let teams = try await teams()
+        // A JWT verified before was read strictly then: it holds while its team keeps the key that verified it.
+        if let cached = state.withLockedValue({ $0.verified[jwt] }), now < cached.until, teams.byKeyID[cached.team.keyID]?.team == cached.team {
+            return cached.team
+        }
+        guard let (team, keys) = teams.byKeyID[try Self.keyID(of: jwt)] else { throw TeamRefusal.unknownKey }
         let claims: TeamClaims
         do {
             claims = try await keys.verify(jwt, as: TeamClaims.self)

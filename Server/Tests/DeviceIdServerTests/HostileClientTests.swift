@@ -13,16 +13,11 @@ import Testing
 /// A JWT or device token written by hand, as an attacker writes one: the header and payload exactly as given
 /// (members named twice included), signed with a real key.
 enum Handmade {
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     /// A team JWT of `header` and `payload`, signed with `key`.
     static func jwt(header: String, payload: String, key: ES256PrivateKey) async throws -> String {
-        let input = base64URL(header.utf8) + "." + base64URL(payload.utf8)
         let signer = try await JWTKeyCollection().add(ecdsa: key).getKey()
-        return input + "." + base64URL(try signer.sign(Data(input.utf8)))
+        return String(decoding: try await CompactJWS.signed(header: Data(header.utf8), payload: Data(payload.utf8)) { Data(try signer.sign($0)) },
+                      as: UTF8.self)
     }
 
     /// A device token (standard base64, as requests carry it) of `payload`, signed by a fresh device key of `keyType`
@@ -35,11 +30,12 @@ enum Handmade {
         configuration.keyType = keyType
         let device = try DefaultDeviceIdentifier(configuration: configuration, keyring: KeyringClient(unlockPolicy: .nonInteractive))
         let key = try await device.publicKey()
-        let algorithm = keyType == .p256 ? "ES256" : "RS256"
-        let header = #"{"alg":"\#(algorithm)","dpk":"\#(base64URL(spell(key.externalRepresentation)))","typ":"device-token+jwt"}"#
-        let input = base64URL(header.utf8) + "." + base64URL(payload.utf8)
-        let signature = try await device.sign(Data(input.utf8), algorithm: keyType == .p256 ? .es256 : .rs256)
-        return Data((input + "." + base64URL(signature)).utf8).base64EncodedString()
+        let algorithm: SignatureAlgorithm = keyType == .p256 ? .es256 : .rs256
+        let header = #"{"alg":"\#(algorithm.rawValue)","dpk":"\#(CompactJWS.encoded(spell(key.externalRepresentation)))","typ":"device-token+jwt"}"#
+        let token = try await CompactJWS.signed(header: Data(header.utf8), payload: Data(payload.utf8)) {
+            try await device.sign($0, algorithm: algorithm)
+        }
+        return token.base64EncodedString()
     }
 
     /// A token payload for TEAM1 made now, with `iat` and `exp` as given (by default, valid ones).
