@@ -15,9 +15,20 @@ import Testing
 enum Handmade {
     /// A team JWT of `header` and `payload`, signed with `key`.
     static func jwt(header: String, payload: String, key: ES256PrivateKey) async throws -> String {
+        String(decoding: try await signed(header: header, payload: payload, key: key), as: UTF8.self)
+    }
+
+    /// A device token (standard base64) of a P-256 key made in memory, many of them cheaply, with no keyring.
+    static func deviceToken(key: ES256PrivateKey = ES256PrivateKey(), payload: String = payload()) async throws -> String {
+        let spki = try #require(Data(base64Encoded: key.publicKey.pemRepresentation.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()))
+        // A P-256 dpk is the point (04 ‖ x ‖ y), the last 65 bytes of the key's SubjectPublicKeyInfo.
+        let header = #"{"alg":"ES256","dpk":"\#(CompactJWS.encoded(spki.suffix(65)))","typ":"device-token+jwt"}"#
+        return try await signed(header: header, payload: payload, key: key).base64EncodedString()
+    }
+
+    private static func signed(header: String, payload: String, key: ES256PrivateKey) async throws -> Data {
         let signer = try await JWTKeyCollection().add(ecdsa: key).getKey()
-        return String(decoding: try await CompactJWS.signed(header: Data(header.utf8), payload: Data(payload.utf8)) { Data(try signer.sign($0)) },
-                      as: UTF8.self)
+        return try await CompactJWS.signed(header: Data(header.utf8), payload: Data(payload.utf8)) { Data(try signer.sign($0)) }
     }
 
     /// A device token (standard base64, as requests carry it) of `payload`, signed by a fresh device key of `keyType`

@@ -44,14 +44,14 @@ final class PrivatePostgres: Sendable {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory + "/pgpass")
         // A CA of the test's own, and the server's certificate for 127.0.0.1 and localhost.
         let openssl = "/usr/bin/openssl"
-        try run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+        try ChildProcess.run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
                           "-subj", "/CN=deviceid test CA", "-keyout", directory + "/ca.key", "-out", directory + "/ca.pem"])
-        try run(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+        try ChildProcess.run(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
                           "-keyout", directory + "/server.key", "-out", directory + "/server.csr"])
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: directory + "/san.ext"))
-        try run(openssl, ["x509", "-req", "-in", directory + "/server.csr", "-CA", directory + "/ca.pem", "-CAkey", directory + "/ca.key",
+        try ChildProcess.run(openssl, ["x509", "-req", "-in", directory + "/server.csr", "-CA", directory + "/ca.pem", "-CAkey", directory + "/ca.key",
                           "-CAcreateserial", "-days", "1", "-extfile", directory + "/san.ext", "-out", directory + "/server.pem"])
-        if getuid() == 0 { try run("/bin/chown", ["-R", "postgres:postgres", directory]) }
+        if getuid() == 0 { try ChildProcess.run("/bin/chown", ["-R", "postgres:postgres", directory]) }
         let bin = try binDirectory()
         try server.asOwner(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
                                              "--pwfile", directory + "/password", "-E", "UTF8", "--no-sync"])
@@ -61,15 +61,22 @@ final class PrivatePostgres: Sendable {
             host all all 127.0.0.1/32 reject
 
             """.utf8).write(to: URL(fileURLWithPath: directory + "/data/pg_hba.conf"))
-        try server.start(bin)
+        try server.control(bin, ["start"])
         return server
     }
 
-    /// Starts the server on its data directory.
-    private func start(_ bin: String) throws {
+    /// Stops the server as an operator's restart does (`-m fast`: every client's connection ends at once, its open
+    /// transactions rolled back) and starts it again; returns once it takes connections.
+    func restart() async throws {
+        let bin = try Self.binDirectory()
+        try await onOwnThread { try self.control(bin, ["-m", "fast", "restart"]) }
+    }
+
+    /// Runs `pg_ctl` on the data directory with `action`, the server's options always the same.
+    private func control(_ bin: String, _ action: [String]) throws {
         try asOwner(bin + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60", "-o",
                                       "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c ssl=on "
-                                        + "-c ssl_cert_file=\(directory)/server.pem -c ssl_key_file=\(directory)/server.key", "start"])
+                                        + "-c ssl_cert_file=\(directory)/server.pem -c ssl_key_file=\(directory)/server.key"] + action)
     }
 
     /// A loopback port nothing listens on now.
@@ -97,9 +104,9 @@ final class PrivatePostgres: Sendable {
 
     private func asOwner(_ executable: String, _ arguments: [String]) throws {
         if getuid() == 0 {
-            try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
+            try ChildProcess.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
         } else {
-            try Self.run(executable, arguments)
+            try ChildProcess.run(executable, arguments)
         }
     }
 
@@ -110,26 +117,5 @@ final class PrivatePostgres: Sendable {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "/usr/lib/postgresql (scripts/install-dependencies installs it)"])
         }
         return "/usr/lib/postgresql/\(version)/bin"
-    }
-
-    /// Runs `executable` to its end, its output discarded. Spawned and waited for directly (`posix_spawn`,
-    /// `waitpid`): Foundation's `Process` misses the exit of children in the test runner, whose signals are blocked.
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable])
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: "\(executable) \(arguments.joined(separator: " ")) exited \(status)"])
-        }
     }
 }

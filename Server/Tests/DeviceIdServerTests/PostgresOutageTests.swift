@@ -1,0 +1,115 @@
+import DeviceCheck
+import DeviceIdServer
+import Foundation
+import HummingbirdTesting
+import JWTKit
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite("deviceid-server through a PostgreSQL restart under load")
+struct PostgresOutageTests {
+    /// wrk's writers: one connection each, so every answer is known to belong to the request before it.
+    static let writers = 4
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/update-writers.lua").path
+
+    @Test("PostgreSQL restarted (pg_ctl restart -m fast, TLS on) while wrk posts updates: each answered 200 or 503 without a hang, serving again within 5 s, no update answered 200 lost")
+    func restartUnderLoad() async throws {
+        try await PrivatePostgres.with { server in
+            let open = {
+                let store = try await PostgresBitStore(url: server.url, environment: server.environment)
+                try await store.migrate()
+                return store
+            }
+            let fixture = try await Fixture(store: try await open())
+            let jwt = try await fixture.jwt()
+            // A device for every request the writers can make before they come round again: each update then stands alone.
+            let tokens = try await (0..<4000).asyncMap { _ in try await Handmade.deviceToken() }
+            let work = "/tmp/deviceid-outage-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: work) }
+            let bodies = try tokens.map { String(decoding: try JSONSerialization.data(withJSONObject: request($0, ["bit0": true])), as: UTF8.self) }
+            try Data(([jwt] + bodies).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: work + "/bodies"))
+            let answers: @Sendable () -> [(device: Int, status: Int)] = { Self.answers(in: work) }
+
+            try await fixture.app().test(.live) { client in
+                let url = "http://127.0.0.1:\(try #require(client.port))/v1/update_two_bits"
+                let wrk = try ChildProcess("/usr/bin/wrk", ["-t", "\(Self.writers)", "-c", "\(Self.writers)", "-d", "300s", "--timeout", "15s",
+                                                            "-s", Self.script, url, "--", work + "/bodies", "\(Self.writers)", work + "/answers."],
+                                           output: work + "/wrk")
+                let stopped = { kill(wrk.pid, SIGINT) }
+                do {
+                    try #require(try await eventually(within: 60) { answers().count { $0.status == 200 } >= 100 }, "the writers never got going")
+                    try await server.restart()
+                    let okAtReturn = answers().count { $0.status == 200 }
+                    let probe = try await Handmade.deviceToken()
+                    #expect(try await eventually(within: 5) { try await post(client, "update_two_bits", jwt: jwt, request(probe, ["bit0": true])).0 == .ok },
+                            "serves again within 5 s of the database's return")
+                    #expect(try await eventually(within: 60) { answers().count { $0.status == 200 } >= okAtReturn + 100 }, "the writers go on")
+                } catch {
+                    _ = stopped()
+                    _ = try await onOwnThread { wrk.wait() }
+                    throw error
+                }
+                _ = stopped()   // wrk stops its threads and reports on SIGINT
+                #expect(try await onOwnThread { wrk.wait() } == 0)
+            }
+
+            // Never a hang or a dropped connection: wrk reports socket errors (a timeout is an answer slower than 15 s).
+            let report = try String(contentsOfFile: work + "/wrk", encoding: .utf8)
+            #expect(!report.contains("Socket errors"), "\(report)")
+            let all = answers()
+            #expect(Set(all.map(\.status)).isSubset(of: [200, 503]), "\(Set(all.map(\.status)))")
+            // Every update answered 200 is in the database, read through a new connection.
+            let after = try await open()
+            var lost: [Int] = []
+            for index in Set(all.filter { $0.status == 200 }.map(\.device)) {
+                let device = try DeviceToken.verify(try #require(Data(base64Encoded: tokens[index])), team: fixture.team).deviceID
+                if try await after.bits(team: fixture.team, device: device)?.bit0 != true { lost.append(index) }
+            }
+            #expect(lost.isEmpty, "updates answered 200 but not in the database: \(lost.sorted())")
+            try await after.close()
+            try await fixture.store.close()
+        }
+    }
+
+    @Test("A statement's deadline answers though the statement ignores cancellation: it is left behind, not awaited", .timeLimit(.minutes(1)))
+    func deadlineLeavesAStuckStatement() async throws {
+        let stuck = StuckStatement()
+        await #expect(throws: StoreError.self) { try await withDeadline(.milliseconds(50), "a stuck statement") { await stuck.run() } }
+        stuck.release()
+    }
+
+    /// The answers the writers have logged so far: each complete line's device index and status.
+    static func answers(in work: String) -> [(device: Int, status: Int)] {
+        (0..<writers).flatMap { writer -> [(device: Int, status: Int)] in
+            let log = (try? String(contentsOfFile: "\(work)/answers.\(writer)", encoding: .utf8)) ?? ""
+            return log.split(separator: "\n", omittingEmptySubsequences: true).dropLast(log.hasSuffix("\n") ? 0 : 1).compactMap { line in
+                let fields = line.split(separator: " ").compactMap { Int($0) }
+                return fields.count == 2 ? (fields[0], fields[1]) : nil
+            }
+        }
+    }
+}
+
+/// A statement as PostgresNIO can leave one during a restart: it ignores cancellation and ends only when released.
+final class StuckStatement: Sendable {
+    private let state = NIOLockedValueBox((released: false, waiting: CheckedContinuation<Void, Never>?.none))
+
+    func run() async {
+        await withCheckedContinuation { continuation in
+            let released = state.withLockedValue { state in
+                if !state.released { state.waiting = continuation }
+                return state.released
+            }
+            if released { continuation.resume() }
+        }
+    }
+
+    func release() {
+        state.withLockedValue { state in
+            state.released = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }?.resume()
+    }
+}
