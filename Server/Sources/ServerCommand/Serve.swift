@@ -27,6 +27,10 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout = 30
     @Option(help: ArgumentHelp("Close a connection whose request has not fully arrived this many seconds after its head.", valueName: "seconds"))
     var readTimeout = 15
+    @Option(help: ArgumentHelp(
+        "Read the teams from the database again after this many seconds: a replaced key or a removed team is honoured "
+            + "at most this long.", valueName: "seconds"))
+    var teamRefresh = 1
     @OptionGroup var database: DatabaseOptions
     @Option(help: ArgumentHelp("The server's certificate chain, PEM: its certificate first.", valueName: "file"))
     var tlsCert: String?
@@ -43,8 +47,8 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-        guard (1...3600).contains(idleTimeout), (1...3600).contains(readTimeout) else {
-            throw ValidationError("--idle-timeout and --read-timeout take 1 to 3600 seconds")
+        guard [idleTimeout, readTimeout, teamRefresh].allSatisfy((1...3600).contains) else {
+            throw ValidationError("--idle-timeout, --read-timeout and --team-refresh take 1 to 3600 seconds")
         }
         _ = try Self.address(metricsListen, option: "--metrics-listen")
         let address = try Self.address(listen, option: "--listen")
@@ -75,7 +79,7 @@ struct Serve: AsyncParsableCommand {
         var server = DeviceCheckService.httpServer(idleTimeout: .seconds(Int64(idleTimeout)), readTimeout: .seconds(Int64(readTimeout)), metrics: metrics)
         if let tlsCert, let tlsKey { server = try .tls(server, tlsConfiguration: Self.tls(certificateChain: tlsCert, key: tlsKey)) }
         let store = try await database.open()
-        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store), metrics: metrics, tpm: try tpmVerifier())
+        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store, refreshInterval: .seconds(teamRefresh)), metrics: metrics, tpm: try tpmVerifier())
         let api = Application(
             router: router, server: server, configuration: .init(address: try Self.address(listen, option: "--listen").binding, serverName: "deviceid-server"),
             logger: logger)
