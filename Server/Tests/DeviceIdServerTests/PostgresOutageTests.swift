@@ -36,7 +36,7 @@ struct PostgresOutageTests {
                 let wrk = try ChildProcess("/usr/bin/wrk", ["-t", "\(Self.writers)", "-c", "\(Self.writers)", "-d", "300s", "--timeout", "15s",
                                                             "-s", Self.script, url, "--", work + "/bodies", "\(Self.writers)", work + "/answers."],
                                            output: work + "/wrk")
-                let stopped = { kill(wrk.pid, SIGINT) }
+                let stop = { kill(wrk.pid, SIGINT) }
                 do {
                     try #require(try await eventually(within: 60) { answers().count { $0.status == 200 } >= 100 }, "the writers never got going")
                     try await server.restart()
@@ -46,11 +46,11 @@ struct PostgresOutageTests {
                             "serves again within 5 s of the database's return")
                     #expect(try await eventually(within: 60) { answers().count { $0.status == 200 } >= okAtReturn + 100 }, "the writers go on")
                 } catch {
-                    _ = stopped()
+                    _ = stop()
                     _ = try await onOwnThread { wrk.wait() }
                     throw error
                 }
-                _ = stopped()   // wrk stops its threads and reports on SIGINT
+                _ = stop()   // wrk stops its threads and reports on SIGINT
                 #expect(try await onOwnThread { wrk.wait() } == 0)
             }
 
