@@ -3,21 +3,27 @@ import Foundation
 /// A store's bit reads and updates, batched (see ``StatementBatcher``): under load, one statement answers many
 /// requests, so the database pays one round trip, and one commit, for many.
 final class BatchedBits: Sendable {
-    private let reads: StatementBatcher<DeviceKey, DeviceBits?>
+    /// What a store does with rows of the `bits` table (see ``BitsSQL``), one statement each.
+    struct Rows: Sendable {
+        /// The record of each key, in order.
+        let read: @Sendable ([DeviceKey]) async throws -> [DeviceRecord]
+        /// Applies updates, as ``BitUpdate/merged(_:)`` groups them, to the rows of keys not bound to a TPM; returns
+        /// the keys whose rows are bound (and were left as they were), and why the updates of failed groups failed.
+        let write: @Sendable ([BitUpdate]) async -> (bound: Set<DeviceKey>, failed: [DeviceKey: any Error])
+        /// The TPM row each of `keys`, whose rows are bound, names.
+        let tpmRows: @Sendable (Set<DeviceKey>) async throws -> [DeviceKey: DeviceKey]
+    }
+
+    private let reads: StatementBatcher<DeviceKey, DeviceRecord>
     private let writes: StatementBatcher<BitUpdate, Result<Void, any Error>>
     private let workers: Task<Void, Never>
 
-    /// Batches of at most `maximumBatchSize` requests, `workersPerKind` reading and as many updating at once;
-    /// `read` answers a batch of keys, `write` applies a batch of updates and returns why those of the devices it
-    /// could not update failed (an update's answer is whether its own statement committed).
-    init(
-        workersPerKind: Int, maximumBatchSize: Int,
-        read: @escaping @Sendable ([DeviceKey]) async throws -> [DeviceBits?],
-        write: @escaping @Sendable ([BitUpdate]) async -> [DeviceKey: any Error]
-    ) {
-        let reads = StatementBatcher(maximumBatchSize: maximumBatchSize, execute: read)
+    /// Batches of at most `maximumBatchSize` requests, `workersPerKind` reading and as many updating at once, on
+    /// `rows`. An update's answer is whether the statements that carried it committed.
+    init(workersPerKind: Int, maximumBatchSize: Int, rows: Rows) {
+        let reads = StatementBatcher(maximumBatchSize: maximumBatchSize, execute: rows.read)
         let writes = StatementBatcher(maximumBatchSize: maximumBatchSize) { (updates: [BitUpdate]) -> [Result<Void, any Error>] in
-            let failed = await write(updates)
+            let failed = await Self.write(updates, to: rows)
             guard !failed.isEmpty else { return Array(repeating: .success(()), count: updates.count) }
             return updates.map { update in failed[update.key].map { .failure($0) } ?? .success(()) }
         }
@@ -33,8 +39,8 @@ final class BatchedBits: Sendable {
         }
     }
 
-    /// See ``BitStore/bits(team:device:)``.
-    func bits(team: String, device: String) async throws -> DeviceBits? {
+    /// See ``BitStore/record(team:device:)``.
+    func record(team: String, device: String) async throws -> DeviceRecord {
         try await reads.submit(DeviceKey(team: team, device: device))
     }
 
@@ -49,5 +55,31 @@ final class BatchedBits: Sendable {
         reads.close()
         writes.close()
         await workers.value
+    }
+
+    /// Applies `updates` to their keys' rows, and those of bound keys, in order, to their TPMs' rows; returns why
+    /// the updates of each key that failed failed.
+    private static func write(_ updates: [BitUpdate], to rows: Rows) async -> [DeviceKey: any Error] {
+        var (bound, failed) = await rows.write(updates)
+        guard !bound.isEmpty else { return failed }
+        do {
+            let tpmRows = try await rows.tpmRows(bound)
+            let rerouted = updates.compactMap { update in
+                tpmRows[update.key].map { row in
+                    var rerouted = update
+                    rerouted.key = row
+                    return rerouted
+                }
+            }
+            let (stillBound, tpmFailed) = await rows.write(rerouted)
+            for key in bound {
+                // A TPM's row is never bound; a key's row has no other way to lose its binding than its team's removal.
+                guard let tpmRow = tpmRows[key] else { failed[key] = StoreError.removedMeanwhile; continue }
+                if let error = tpmFailed[tpmRow] ?? (stillBound.contains(tpmRow) ? StoreError.removedMeanwhile : nil) { failed[key] = error }
+            }
+        } catch {
+            for key in bound { failed[key] = error }
+        }
+        return failed
     }
 }

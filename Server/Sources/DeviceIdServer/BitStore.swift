@@ -24,8 +24,38 @@ public struct DeviceBits: Sendable, Hashable {
     public let bit0: Bool, bit1: Bool
     /// The exact time of the last update (only its month is ever returned).
     public let updated: Date
-    /// Whether the device proved its key is held by a TPM (an attestation, then credential activation).
-    public var hardwareBound = false
+
+    /// Bits last updated at `updated`.
+    public init(bit0: Bool, bit1: Bool, updated: Date) {
+        self.bit0 = bit0
+        self.bit1 = bit1
+        self.updated = updated
+    }
+}
+
+/// What a team's store knows of one device key.
+public struct DeviceRecord: Sendable, Hashable {
+    /// The device's bits, `nil` when none was ever set: the key's own, or, once the key is bound to its TPM, the
+    /// TPM's, which every key of that TPM bound for the team shares.
+    public var bits: DeviceBits?
+    /// Whether the key proved it is held by a TPM (an attestation, then credential activation).
+    public var hardwareBound: Bool
+
+    /// A record.
+    public init(bits: DeviceBits?, hardwareBound: Bool) {
+        self.bits = bits
+        self.hardwareBound = hardwareBound
+    }
+
+    /// A record read from the database: the bits as `bit0` and `bit1` (`nil`: never set) with the time of their last
+    /// update in milliseconds since 1970 (0: never).
+    init(bit0: Bool?, bit1: Bool?, updatedMilliseconds: Int64, hardwareBound: Bool) {
+        self.init(
+            bits: updatedMilliseconds > 0
+                ? DeviceBits(bit0: bit0 ?? false, bit1: bit1 ?? false, updated: Date(timeIntervalSince1970: Double(updatedMilliseconds) / 1000))
+                : nil,
+            hardwareBound: hardwareBound)
+    }
 }
 
 /// A credential sealed to a device's TPM, awaiting its return (see `TPMAttestationVerifier`): what the server keeps
@@ -33,14 +63,18 @@ public struct DeviceBits: Sendable, Hashable {
 public struct PendingCredential: Sendable, Hashable {
     /// The TPM name of the attestation key the credential was sealed for.
     public let attestationKeyName: Data
+    /// The pseudonym, for the team, of the TPM whose endorsement key the credential was sealed to
+    /// (``AttestedTPMKey/pseudonym(team:secret:)``): what returning the credential proves the key is held by.
+    public let tpm: String
     /// SHA-256 of the credential.
     public let digest: Data
     /// When the device's chance to return it ends.
     public let expires: Date
 
     /// A pending credential.
-    public init(attestationKeyName: Data, digest: Data, expires: Date) {
+    public init(attestationKeyName: Data, tpm: String, digest: Data, expires: Date) {
         self.attestationKeyName = attestationKeyName
+        self.tpm = tpm
         self.digest = digest
         self.expires = expires
     }
@@ -58,16 +92,23 @@ public protocol BitStore: Sendable {
     func removeTeam(_ id: String) async throws -> Bool
     /// Every team, by id.
     func teams() async throws -> [Team]
-    /// The bits `team` keeps for `device`, or `nil` when it never set any.
-    func bits(team: String, device: String) async throws -> DeviceBits?
-    /// Sets the bits given (a `nil` bit keeps its value, a new device's starts false) and the update time.
+    /// What `team` keeps for `device`.
+    func record(team: String, device: String) async throws -> DeviceRecord
+    /// Sets the bits given (a `nil` bit keeps its value, a new device's starts false) and the update time: the key's
+    /// own bits, or its TPM's once it is bound to it.
     func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws
     /// Keeps `pending` as the one credential `device` of `team` may return, replacing an earlier one.
     func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws
     /// Removes and returns the credential `device` of `team` may return, if any: each is answered once.
     func takePendingCredential(team: String, device: String) async throws -> PendingCredential?
-    /// Records that `device`'s key is held by the TPM of the attestation key named `attestationKeyName`.
-    func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws
+    /// Records that `device`'s key is held by the TPM of the attestation key named `attestationKeyName`, whose
+    /// pseudonym for `team` is `tpm`. From then on the key reads and writes the TPM's bits, shared by every key of that
+    /// TPM bound for `team`, into which the key's own are merged (of each bit, the later update wins). A key already
+    /// bound stays with the TPM it was bound to first.
+    func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws
+    /// The secret named `name`: the one stored, or else `proposed`, stored. Every server sharing the database gets the
+    /// same, whichever asks first.
+    func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8]
     /// Closes the store.
     func close() async throws
 }

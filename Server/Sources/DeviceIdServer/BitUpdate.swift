@@ -1,7 +1,14 @@
 /// One device of one team, equal to another only byte for byte, as the database compares text (Swift's `==` would
 /// equate canonically equivalent strings, which the database keeps apart).
+///
+/// `device` is a device id, or where a TPM-bound key's bits live (``tpm(team:pseudonym:)``).
 struct DeviceKey: Hashable, Sendable {
     let team: String, device: String
+
+    /// The row of the TPM whose pseudonym for `team` is `pseudonym`: a name no device id can have (those are hex).
+    static func tpm(team: String, pseudonym: String) -> DeviceKey {
+        DeviceKey(team: team, device: "tpm:" + pseudonym)
+    }
 
     static func == (left: DeviceKey, right: DeviceKey) -> Bool {
         left.team.utf8.elementsEqual(right.team.utf8) && left.device.utf8.elementsEqual(right.device.utf8)
@@ -17,15 +24,32 @@ struct DeviceKey: Hashable, Sendable {
     }
 }
 
-/// One update request: the bits it sets (`nil` keeps a bit) and its time in milliseconds since 1970.
+/// A bit as an update set it, and when (milliseconds since 1970): when two keys' bits meet, the later one wins.
+struct SetBit: Sendable, Equatable {
+    let value: Bool
+    let milliseconds: Int64
+}
+
+/// One update request: the bits it sets (`nil` keeps a bit), each with its time, and the time of the update.
 struct BitUpdate: Sendable {
-    let key: DeviceKey
-    var bit0: Bool?, bit1: Bool?
+    var key: DeviceKey
+    var bit0: SetBit?, bit1: SetBit?
     var milliseconds: Int64
+
+    init(key: DeviceKey, bit0: Bool?, bit1: Bool?, milliseconds: Int64) {
+        self.key = key
+        self.bit0 = bit0.map { SetBit(value: $0, milliseconds: milliseconds) }
+        self.bit1 = bit1.map { SetBit(value: $0, milliseconds: milliseconds) }
+        self.milliseconds = milliseconds
+    }
 
     /// This update followed by `later`, as one.
     func then(_ later: BitUpdate) -> BitUpdate {
-        BitUpdate(key: key, bit0: later.bit0 ?? bit0, bit1: later.bit1 ?? bit1, milliseconds: max(milliseconds, later.milliseconds))
+        var merged = later
+        merged.bit0 = later.bit0 ?? bit0
+        merged.bit1 = later.bit1 ?? bit1
+        merged.milliseconds = max(milliseconds, later.milliseconds)
+        return merged
     }
 
     /// `updates` as if applied one after the other: those of one device merged into one (the later bit wins), and
@@ -34,7 +58,7 @@ struct BitUpdate: Sendable {
         var merged: [DeviceKey: BitUpdate] = [:]
         for update in updates { merged[update.key] = merged[update.key].map { $0.then(update) } ?? update }
         return Dictionary(grouping: merged.values) { [$0.bit0 != nil, $0.bit1 != nil] }.map { bitsSet, group in
-            let assignments = zip(["bit0 = excluded.bit0", "bit1 = excluded.bit1"], bitsSet).filter(\.1).map(\.0)
+            let assignments = zip(["bit0", "bit1"], bitsSet).filter(\.1).map { "\($0.0) = excluded.\($0.0), \($0.0)_ms = excluded.\($0.0)_ms" }
             return ((assignments + ["updated_ms = excluded.updated_ms"]).joined(separator: ", "), group)
         }
     }

@@ -9,7 +9,8 @@ import Prometheus
 /// Apple's DeviceCheck API, self-hosted: `POST /v1/validate_device_token`, `/v1/query_two_bits`,
 /// `/v1/update_two_bits`, with Apple's request fields, responses and error texts, and `GET /health`. With trusted TPM
 /// makers, also `POST /v1/tpm/activation_challenge` and `/v1/tpm/activate` (credential activation of a token's TPM
-/// attestation), after which queries of that device answer `"hardware_bound":true`. Metrics are served apart, by
+/// attestation), after which the device key reads and writes its TPM's bits, shared by every key of that TPM, and
+/// validations and queries of it answer `"hardware_bound":true`. Metrics are served apart, by
 /// ``metricsRouter(metrics:)``, on a listener of their own.
 public enum DeviceCheckService {
     /// The most a request body may hold.
@@ -23,10 +24,10 @@ public enum DeviceCheckService {
     /// checked (a token whose attestation fails is refused) and the TPM endpoints answer.
     public static func router(
         store: any BitStore, authorizer: TeamAuthorizer, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
-        tpm: TPMAttestationVerifier? = nil, now: @escaping @Sendable () -> Date = Date.init
+        tpm: TPMTrust? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) -> Router<BasicRequestContext> {
         let service = Handler(
-            store: store, authorizer: authorizer, tpm: tpm, tokens: VerifiedTokens(tpm: tpm), refusals: Refusals(registry: metrics))
+            store: store, authorizer: authorizer, tpm: tpm, tokens: VerifiedTokens(tpm: tpm?.verifier), refusals: Refusals(registry: metrics))
         let router = Router()
         router.add(middleware: RequestTelemetry(registry: metrics))
         router.get("/health") { _, _ in text(.ok, "ok") }
@@ -70,7 +71,7 @@ public enum DeviceCheckService {
     private struct Handler: Sendable {
         let store: any BitStore
         let authorizer: TeamAuthorizer
-        let tpm: TPMAttestationVerifier?
+        let tpm: TPMTrust?
         /// Device tokens already verified, until they expire: a backend that sends one token with several requests
         /// pays for one signature check.
         let tokens: VerifiedTokens
@@ -107,12 +108,14 @@ public enum DeviceCheckService {
             let (fields, checked, device) = (request.fields, request.checked, request.checked.token.deviceID)
             switch endpoint {
             case .validate:
-                return text(.ok, "")
-            case .query:
-                guard let bits = try await store.bits(team: team.id, device: device) else { return text(.ok, "Bit State Not Found") }
-                let month = monthFormatter.string(from: bits.updated)
                 // Said only while the server trusts TPM makers: a binding is as good as the makers it was checked against.
-                let bound = tpm != nil && bits.hardwareBound ? #","hardware_bound":true"# : ""
+                guard tpm != nil, try await store.record(team: team.id, device: device).hardwareBound else { return text(.ok, "") }
+                return json(#"{"hardware_bound":true}"#)
+            case .query:
+                let record = try await store.record(team: team.id, device: device)
+                guard let bits = record.bits else { return text(.ok, "Bit State Not Found") }
+                let month = monthFormatter.string(from: bits.updated)
+                let bound = tpm != nil && record.hardwareBound ? #","hardware_bound":true"# : ""
                 return json(#"{"bit0":\#(bits.bit0),"bit1":\#(bits.bit1)\#(bound),"last_update_time":"\#(month)"}"#)
             case .update:
                 guard !fields.badBits, fields.bit0 != nil || fields.bit1 != nil else { throw DeviceRequest.Refusal.bits }
@@ -121,10 +124,11 @@ public enum DeviceCheckService {
             case .challenge:
                 guard let tpm else { return text(.notFound, Self.noTPM) }
                 guard let attested = checked.attested else { throw DeviceRequest.Refusal.attestation }
-                let challenge = try tpm.challenge(for: attested)
+                let challenge = try tpm.verifier.challenge(for: attested)
+                // The TPM is the one the credential is sealed to: the token that returns it may name another.
                 try await store.savePendingCredential(
-                    PendingCredential(attestationKeyName: attested.attestationKeyName, digest: challenge.expectedDigest,
-                                      expires: now.addingTimeInterval(credentialLifetime)),
+                    PendingCredential(attestationKeyName: attested.attestationKeyName, tpm: tpm.pseudonym(of: attested, team: team.id),
+                                      digest: challenge.expectedDigest, expires: now.addingTimeInterval(credentialLifetime)),
                     team: team.id, device: device)
                 return json(#"{"credential_blob":"\#(challenge.credentialBlob.base64EncodedString())","encrypted_secret":"\#(challenge.encryptedSecret.base64EncodedString())"}"#)
             case .activate:
@@ -135,7 +139,7 @@ public enum DeviceCheckService {
                 guard let pending = try await store.takePendingCredential(team: team.id, device: device), now <= pending.expires,
                       pending.attestationKeyName == attested.attestationKeyName,
                       CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
-                try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, at: now)
+                try await store.bindToTPM(team: team.id, device: device, attestationKeyName: attested.attestationKeyName, tpm: pending.tpm, at: now)
                 return text(.ok, "")
             }
         }

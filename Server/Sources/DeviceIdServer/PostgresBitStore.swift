@@ -25,8 +25,10 @@ public final class PostgresBitStore: BitStore {
         running = Task { await client.run() }
         batched = BatchedBits(
             workersPerKind: Self.workersPerKind, maximumBatchSize: 1000,
-            read: { keys in try await withDeadline(Self.operationTimeout, "reading bits") { try await Self.bits(of: keys, in: client) } },
-            write: { updates in await Self.apply(updates, in: client) })
+            rows: .init(
+                read: { keys in try await withDeadline(Self.operationTimeout, "reading bits") { try await Self.records(of: keys, in: client) } },
+                write: { updates in await Self.apply(updates, in: client) },
+                tpmRows: { keys in try await withDeadline(Self.operationTimeout, "reading bindings") { try await Self.tpmRows(of: keys, in: client) } }))
     }
 
     /// The store a `postgres://` URL names (see ``PostgresTarget``: libpq's `host`, `sslmode` and `sslrootcert`, and
@@ -53,21 +55,40 @@ public final class PostgresBitStore: BitStore {
                     "CREATE TABLE IF NOT EXISTS key_ids (key_id TEXT PRIMARY KEY, team TEXT NOT NULL)", logger: Self.logger)
                 _ = try await connection.query(
                     "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams ON CONFLICT DO NOTHING", logger: Self.logger)
+                let columns = { (table: String) in
+                    try await connection.query(
+                        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = \(table)",
+                        logger: Self.logger
+                    ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+                }
+                let bitsColumns = try await columns("bits")
+                if !(try await columns("tpm_challenges")).contains("tpm") {
+                    // Credentials sealed before challenges named their TPM: each lived five minutes, and a device asks again.
+                    _ = try await connection.query("DROP TABLE IF EXISTS tpm_challenges", logger: Self.logger)
+                }
                 _ = try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL,
-                        updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                        updated_ms BIGINT NOT NULL, bit0_ms BIGINT, bit1_ms BIGINT, subject TEXT, PRIMARY KEY (team, device))
                     """, logger: Self.logger)
+                if !bitsColumns.isEmpty, !bitsColumns.contains("subject") {
+                    // Bits kept before each had its time: both count as set at the row's last update.
+                    _ = try await connection.query(
+                        "ALTER TABLE bits ADD COLUMN bit0_ms BIGINT, ADD COLUMN bit1_ms BIGINT, ADD COLUMN subject TEXT", logger: Self.logger)
+                    _ = try await connection.query("UPDATE bits SET bit0_ms = updated_ms, bit1_ms = updated_ms", logger: Self.logger)
+                }
                 _ = try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                        digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
+                        tpm TEXT NOT NULL, digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
                     """, logger: Self.logger)
                 _ = try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
                         bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
                     """, logger: Self.logger)
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)", logger: Self.logger)
             }
         }
     }
@@ -112,8 +133,8 @@ public final class PostgresBitStore: BitStore {
         }
     }
 
-    public func bits(team: String, device: String) async throws -> DeviceBits? {
-        try await batched.bits(team: team, device: device)
+    public func record(team: String, device: String) async throws -> DeviceRecord {
+        try await batched.record(team: team, device: device)
     }
 
     public func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws {
@@ -125,9 +146,10 @@ public final class PostgresBitStore: BitStore {
             let expires = Int64(pending.expires.timeIntervalSince1970 * 1000)
             try await client.query(
                 """
-                INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms)
-                VALUES (\(team), \(device), \(pending.attestationKeyName), \(pending.digest), \(expires))
-                ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
+                INSERT INTO tpm_challenges (team, device, ak_name, tpm, digest, expires_ms)
+                VALUES (\(team), \(device), \(pending.attestationKeyName), \(pending.tpm), \(pending.digest), \(expires))
+                ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, tpm = excluded.tpm, digest = excluded.digest,
+                    expires_ms = excluded.expires_ms
                 """, logger: Self.logger)
         }
     }
@@ -135,15 +157,16 @@ public final class PostgresBitStore: BitStore {
     public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
         try await withDeadline(Self.operationTimeout, "taking a credential") { [client] in
             let rows = try await client.query(
-                "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, digest, expires_ms", logger: Self.logger)
-            for try await (name, digest, expires) in rows.decode((Data, Data, Int64).self) {
-                return PendingCredential(attestationKeyName: name, digest: digest, expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+                "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, tpm, digest, expires_ms", logger: Self.logger)
+            for try await (name, tpm, digest, expires) in rows.decode((Data, String, Data, Int64).self) {
+                return PendingCredential(
+                    attestationKeyName: name, tpm: tpm, digest: digest, expires: Date(timeIntervalSince1970: Double(expires) / 1000))
             }
             return nil
         }
     }
 
-    public func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws {
+    public func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws {
         try await withDeadline(Self.operationTimeout, "binding a device to its TPM") { [client] in
             let bound = Int64(time.timeIntervalSince1970 * 1000)
             try await client.query(
@@ -151,6 +174,35 @@ public final class PostgresBitStore: BitStore {
                 INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (\(team), \(device), \(attestationKeyName), \(bound))
                 ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
                 """, logger: Self.logger)
+            // The key's row names the TPM's first (its row lock orders it with updates of the key): from then on updates
+            // of the key go there. Then its bits are merged in.
+            var tpmRow: String?
+            for try await subject in try await client.query(
+                """
+                INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject)
+                VALUES (\(team), \(device), false, false, 0, \(DeviceKey.tpm(team: team, pseudonym: tpm).device))
+                ON CONFLICT (team, device) DO UPDATE SET subject = coalesce(bits.subject, excluded.subject) RETURNING subject
+                """, logger: Self.logger).decode(String.self) { tpmRow = subject }
+            guard let tpmRow else { throw StoreError.noRow("binding a key to its TPM") }
+            try await client.query(
+                """
+                INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
+                SELECT team, \(tpmRow), bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bits
+                WHERE team = \(team) AND device = \(device) AND updated_ms > 0
+                ON CONFLICT (team, device) DO UPDATE SET \(unescaped: BitsSQL.mergeAssignments)
+                """, logger: Self.logger)
+        }
+    }
+
+    public func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8] {
+        try await withDeadline(Self.operationTimeout, "reading the secret \(name)") { [client] in
+            let rows = try await client.query(
+                """
+                INSERT INTO secrets (name, value) VALUES (\(name), \(Data(proposed)))
+                ON CONFLICT (name) DO UPDATE SET value = secrets.value RETURNING value
+                """, logger: Self.logger)
+            for try await value in rows.decode(Data.self) { return Array(value) }
+            throw StoreError.noRow("reading the secret \(name)")
         }
     }
 
@@ -160,42 +212,67 @@ public final class PostgresBitStore: BitStore {
         await running.value
     }
 
-    /// The bits of each of `keys`, in one query.
-    private static func bits(of keys: [DeviceKey], in client: PostgresClient) async throws -> [DeviceBits?] {
+    /// The record of each of `keys`, in one query.
+    private static func records(of keys: [DeviceKey], in client: PostgresClient) async throws -> [DeviceRecord] {
         let rows = try await client.query(
             """
-            SELECT team, device, bit0, bit1, updated_ms,
-                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = bits.team AND t.device = bits.device)
-            FROM bits WHERE (team, device) IN (SELECT * FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[]))
+            SELECT k.team, k.device, \(unescaped: BitsSQL.mergedColumns),
+                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = k.team AND t.device = k.device)
+            FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[]) AS k(team, device)
+            LEFT JOIN bits d ON d.team = k.team AND d.device = k.device LEFT JOIN bits s ON s.team = d.team AND s.device = d.subject
             """, logger: logger)
-        var found: [DeviceKey: DeviceBits] = [:]
-        for try await (team, device, bit0, bit1, updated, bound) in rows.decode((String, String, Bool, Bool, Int64, Bool).self) {
-            found[DeviceKey(team: team, device: device)] = DeviceBits(
-                bit0: bit0, bit1: bit1, updated: Date(timeIntervalSince1970: Double(updated) / 1000), hardwareBound: bound)
+        var found: [DeviceKey: DeviceRecord] = [:]
+        for try await (team, device, bit0, bit1, updated, bound) in rows.decode((String, String, Bool?, Bool?, Int64, Bool).self) {
+            found[DeviceKey(team: team, device: device)] = DeviceRecord(bit0: bit0, bit1: bit1, updatedMilliseconds: updated, hardwareBound: bound)
         }
-        return keys.map { found[$0] }
+        return keys.map { found[$0] ?? DeviceRecord(bit0: nil, bit1: nil, updatedMilliseconds: 0, hardwareBound: false) }
     }
 
-    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, a statement per group, rows in key order so that
-    /// concurrent batches lock rows in the same order and never deadlock; returns why each failed group failed.
-    private static func apply(_ updates: [BitUpdate], in client: PostgresClient) async -> [DeviceKey: any Error] {
-        var failed: [DeviceKey: any Error] = [:]
+    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, a statement per group, to rows not bound to a TPM,
+    /// in key order so that concurrent batches lock rows in the same order and never deadlock; returns the keys of
+    /// bound rows, and why each failed group failed.
+    private static func apply(_ updates: [BitUpdate], in client: PostgresClient) async -> (bound: Set<DeviceKey>, failed: [DeviceKey: any Error]) {
+        var (bound, failed): (Set<DeviceKey>, [DeviceKey: any Error]) = ([], [:])
         for (assignments, group) in BitUpdate.merged(updates) {
             do {
-                try await withDeadline(operationTimeout, "updating bits") { try await client.query(
-                    """
-                    INSERT INTO bits (team, device, bit0, bit1, updated_ms)
-                    SELECT * FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
-                        \(group.map { $0.bit0 ?? false })::boolean[], \(group.map { $0.bit1 ?? false })::boolean[],
-                        \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, updated_ms)
-                    ORDER BY team, device
-                    ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments)
-                    """, logger: logger) }
+                // A bit not set has no time: 0 in the array, NULL in the row.
+                let unbound = try await withDeadline(operationTimeout, "updating bits") {
+                    var written = Set<DeviceKey>()
+                    let rows = try await client.query(
+                        """
+                        INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
+                        SELECT team, device, bit0, bit1, NULLIF(bit0_ms, 0), NULLIF(bit1_ms, 0), updated_ms
+                        FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
+                            \(group.map { $0.bit0?.value ?? false })::boolean[], \(group.map { $0.bit1?.value ?? false })::boolean[],
+                            \(group.map { $0.bit0?.milliseconds ?? 0 })::bigint[], \(group.map { $0.bit1?.milliseconds ?? 0 })::bigint[],
+                            \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
+                        ORDER BY team, device
+                        ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments) WHERE bits.subject IS NULL
+                        RETURNING team, device
+                        """, logger: logger)
+                    for try await (team, device) in rows.decode((String, String).self) { written.insert(DeviceKey(team: team, device: device)) }
+                    return written
+                }
+                if unbound.count < group.count { bound.formUnion(group.map(\.key).filter { !unbound.contains($0) }) }
             } catch {
                 for update in group { failed[update.key] = error }
             }
         }
-        return failed
+        return (bound, failed)
+    }
+
+    /// The TPM row each of `keys` names.
+    private static func tpmRows(of keys: Set<DeviceKey>, in client: PostgresClient) async throws -> [DeviceKey: DeviceKey] {
+        let rows = try await client.query(
+            """
+            SELECT team, device, subject FROM bits
+            WHERE (team, device) IN (SELECT * FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[])) AND subject IS NOT NULL
+            """, logger: logger)
+        var found: [DeviceKey: DeviceKey] = [:]
+        for try await (team, device, subject) in rows.decode((String, String, String).self) {
+            found[DeviceKey(team: team, device: device)] = DeviceKey(team: team, device: subject)
+        }
+        return found
     }
 
     private static let logger = Logger(label: "deviceid-server.postgres")

@@ -18,14 +18,21 @@ public final class SQLiteBitStore: BitStore {
         }
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
         self.connection = connection
-        // SQLite binds at most 32,766 values to a statement: 1,000 updates take 5,000.
+        // SQLite binds at most 32,766 values to a statement: 1,000 updates take 7,000.
         batched = BatchedBits(
             workersPerKind: 1, maximumBatchSize: 1000,
-            read: { keys in try await Self.bits(of: keys, on: connection) },
-            write: { updates in await Self.apply(updates, on: connection) })
+            rows: .init(
+                read: { keys in try await Self.records(of: keys, on: connection) },
+                write: { updates in await Self.apply(updates, on: connection) },
+                tpmRows: { keys in try await Self.tpmRows(of: keys, on: connection) }))
     }
 
     public func migrate() async throws {
+        let bitsColumns = try await columns(of: "bits")
+        if !(try await columns(of: "tpm_challenges")).contains("tpm") {
+            // Credentials sealed before challenges named their TPM: each lived five minutes, and a device asks again.
+            _ = try await connection.query("DROP TABLE IF EXISTS tpm_challenges", [])
+        }
         for statement in [
             "PRAGMA journal_mode = WAL",
             "CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
@@ -34,19 +41,34 @@ public final class SQLiteBitStore: BitStore {
             "INSERT INTO key_ids (key_id, team) SELECT key_id, id FROM teams WHERE true ON CONFLICT DO NOTHING",
             """
             CREATE TABLE IF NOT EXISTS bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 INTEGER NOT NULL, bit1 INTEGER NOT NULL,
-                updated_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
+                updated_ms INTEGER NOT NULL, bit0_ms INTEGER, bit1_ms INTEGER, subject TEXT, PRIMARY KEY (team, device))
             """,
             """
-            CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL,
+            CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL, tpm TEXT NOT NULL,
                 digest BLOB NOT NULL, expires_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
             """,
             """
             CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL,
                 bound_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
             """,
+            "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
         ] {
             _ = try await connection.query(statement, [])
         }
+        if !bitsColumns.isEmpty, !bitsColumns.contains("subject") {
+            // Bits kept before each had its time: both count as set at the row's last update.
+            for statement in [
+                "ALTER TABLE bits ADD COLUMN bit0_ms INTEGER", "ALTER TABLE bits ADD COLUMN bit1_ms INTEGER", "ALTER TABLE bits ADD COLUMN subject TEXT",
+                "UPDATE bits SET bit0_ms = updated_ms, bit1_ms = updated_ms",
+            ] {
+                _ = try await connection.query(statement, [])
+            }
+        }
+    }
+
+    /// The names of `table`'s columns; none when there is no such table.
+    private func columns(of table: String) async throws -> [String] {
+        try await connection.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0.column("name")?.string }
     }
 
     public func add(_ team: Team) async throws {
@@ -71,8 +93,8 @@ public final class SQLiteBitStore: BitStore {
         try await connection.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", []).compactMap(Self.team)
     }
 
-    public func bits(team: String, device: String) async throws -> DeviceBits? {
-        try await batched.bits(team: team, device: device)
+    public func record(team: String, device: String) async throws -> DeviceRecord {
+        try await batched.record(team: team, device: device)
     }
 
     public func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws {
@@ -82,29 +104,53 @@ public final class SQLiteBitStore: BitStore {
     public func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws {
         _ = try await connection.query(
             """
-            INSERT INTO tpm_challenges (team, device, ak_name, digest, expires_ms) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, digest = excluded.digest, expires_ms = excluded.expires_ms
+            INSERT INTO tpm_challenges (team, device, ak_name, tpm, digest, expires_ms) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, tpm = excluded.tpm, digest = excluded.digest,
+                expires_ms = excluded.expires_ms
             """,
-            [.text(team), .text(device), .blob(ByteBuffer(bytes: pending.attestationKeyName)), .blob(ByteBuffer(bytes: pending.digest)),
-             .integer(Int(pending.expires.timeIntervalSince1970 * 1000))])
+            [.text(team), .text(device), .blob(ByteBuffer(bytes: pending.attestationKeyName)), .text(pending.tpm),
+             .blob(ByteBuffer(bytes: pending.digest)), .integer(Int(pending.expires.timeIntervalSince1970 * 1000))])
     }
 
     public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
         let rows = try await connection.query(
-            "DELETE FROM tpm_challenges WHERE team = ? AND device = ? RETURNING ak_name, digest, expires_ms", [.text(team), .text(device)])
-        guard let row = rows.first, let name = row.column("ak_name")?.blob, let digest = row.column("digest")?.blob,
-              let expires = row.column("expires_ms")?.integer else { return nil }
+            "DELETE FROM tpm_challenges WHERE team = ? AND device = ? RETURNING ak_name, tpm, digest, expires_ms", [.text(team), .text(device)])
+        guard let row = rows.first, let name = row.column("ak_name")?.blob, let tpm = row.column("tpm")?.string,
+              let digest = row.column("digest")?.blob, let expires = row.column("expires_ms")?.integer else { return nil }
         return PendingCredential(
-            attestationKeyName: Data(buffer: name), digest: Data(buffer: digest), expires: Date(timeIntervalSince1970: Double(expires) / 1000))
+            attestationKeyName: Data(buffer: name), tpm: tpm, digest: Data(buffer: digest), expires: Date(timeIntervalSince1970: Double(expires) / 1000))
     }
 
-    public func bindToTPM(team: String, device: String, attestationKeyName: Data, at time: Date) async throws {
+    public func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws {
         _ = try await connection.query(
             """
             INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (?, ?, ?, ?)
             ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
             """,
             [.text(team), .text(device), .blob(ByteBuffer(bytes: attestationKeyName)), .integer(Int(time.timeIntervalSince1970 * 1000))])
+        // The key's row names the TPM's first: from then on updates of the key go there. Then its bits are merged in.
+        let bound = try await connection.query(
+            """
+            INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject) VALUES (?, ?, 0, 0, 0, ?)
+            ON CONFLICT(team, device) DO UPDATE SET subject = coalesce(bits.subject, excluded.subject) RETURNING subject
+            """,
+            [.text(team), .text(device), .text(DeviceKey.tpm(team: team, pseudonym: tpm).device)])
+        guard let tpmRow = bound.first?.column("subject")?.string else { throw StoreError.noRow("binding a key to its TPM") }
+        _ = try await connection.query(
+            """
+            INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
+            SELECT team, ?, bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bits WHERE team = ? AND device = ? AND updated_ms > 0
+            ON CONFLICT(team, device) DO UPDATE SET \(BitsSQL.mergeAssignments)
+            """,
+            [.text(tpmRow), .text(team), .text(device)])
+    }
+
+    public func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8] {
+        let rows = try await connection.query(
+            "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = secrets.value RETURNING value",
+            [.text(name), .blob(ByteBuffer(bytes: proposed))])
+        guard let value = rows.first?.column("value")?.blob else { throw StoreError.noRow("reading the secret \(name)") }
+        return Array(buffer: value)
     }
 
     public func close() async throws {
@@ -112,46 +158,66 @@ public final class SQLiteBitStore: BitStore {
         try await connection.close()
     }
 
-    /// The bits of each of `keys`, in one query.
-    private static func bits(of keys: [DeviceKey], on connection: SQLiteConnection) async throws -> [DeviceBits?] {
+    /// The record of each of `keys`, in one query.
+    private static func records(of keys: [DeviceKey], on connection: SQLiteConnection) async throws -> [DeviceRecord] {
         let rows = try await connection.query(
-            """
-            SELECT team, device, bit0, bit1, updated_ms,
-                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = bits.team AND t.device = bits.device) AS hardware_bound
-            FROM bits WHERE (team, device) IN (VALUES
-            """ + " "
-                + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ")",
+            "WITH k(team, device) AS (VALUES " + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ") "
+                + """
+                SELECT k.team, k.device, \(BitsSQL.mergedColumns),
+                    EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = k.team AND t.device = k.device) AS hardware_bound
+                FROM k LEFT JOIN bits d ON d.team = k.team AND d.device = k.device LEFT JOIN bits s ON s.team = d.team AND s.device = d.subject
+                """,
             keys.flatMap { [.text($0.team), .text($0.device)] })
-        var found: [DeviceKey: DeviceBits] = [:]
+        var found: [DeviceKey: DeviceRecord] = [:]
         for row in rows {
             guard let team = row.column("team")?.string, let device = row.column("device")?.string,
-                  let bit0 = row.column("bit0")?.integer, let bit1 = row.column("bit1")?.integer,
                   let updated = row.column("updated_ms")?.integer, let bound = row.column("hardware_bound")?.integer else { continue }
-            found[DeviceKey(team: team, device: device)] = DeviceBits(
-                bit0: bit0 != 0, bit1: bit1 != 0, updated: Date(timeIntervalSince1970: Double(updated) / 1000), hardwareBound: bound != 0)
+            found[DeviceKey(team: team, device: device)] = DeviceRecord(
+                bit0: row.column("bit0")?.integer.map { $0 != 0 }, bit1: row.column("bit1")?.integer.map { $0 != 0 },
+                updatedMilliseconds: Int64(updated), hardwareBound: bound != 0)
         }
-        return keys.map { found[$0] }
+        return keys.map { found[$0] ?? DeviceRecord(bit0: nil, bit1: nil, updatedMilliseconds: 0, hardwareBound: false) }
     }
 
-    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group; returns why each failed
-    /// group failed.
-    private static func apply(_ updates: [BitUpdate], on connection: SQLiteConnection) async -> [DeviceKey: any Error] {
-        var failed: [DeviceKey: any Error] = [:]
+    /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group, to rows not bound to a
+    /// TPM; returns the keys of bound rows, and why each failed group failed.
+    private static func apply(_ updates: [BitUpdate], on connection: SQLiteConnection) async -> (bound: Set<DeviceKey>, failed: [DeviceKey: any Error]) {
+        var (bound, failed): (Set<DeviceKey>, [DeviceKey: any Error]) = ([], [:])
         for (assignments, group) in BitUpdate.merged(updates) {
             do {
-                _ = try await connection.query(
-                    "INSERT INTO bits (team, device, bit0, bit1, updated_ms) VALUES "
-                        + repeatElement("(?, ?, ?, ?, ?)", count: group.count).joined(separator: ", ")
-                        + " ON CONFLICT(team, device) DO UPDATE SET " + assignments,
+                let written = try await connection.query(
+                    "INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms) VALUES "
+                        + repeatElement("(?, ?, ?, ?, ?, ?, ?)", count: group.count).joined(separator: ", ")
+                        + " ON CONFLICT(team, device) DO UPDATE SET " + assignments + " WHERE bits.subject IS NULL RETURNING team, device",
                     group.flatMap { update -> [SQLiteData] in
-                        [.text(update.key.team), .text(update.key.device), .integer(update.bit0 == true ? 1 : 0),
-                         .integer(update.bit1 == true ? 1 : 0), .integer(Int(update.milliseconds))]
+                        [.text(update.key.team), .text(update.key.device), .integer(update.bit0?.value == true ? 1 : 0),
+                         .integer(update.bit1?.value == true ? 1 : 0), update.bit0.map { .integer(Int($0.milliseconds)) } ?? .null,
+                         update.bit1.map { .integer(Int($0.milliseconds)) } ?? .null, .integer(Int(update.milliseconds))]
                     })
+                guard written.count < group.count else { continue }
+                let unbound = Set(written.compactMap { row in
+                    row.column("team")?.string.flatMap { team in row.column("device")?.string.map { DeviceKey(team: team, device: $0) } }
+                })
+                bound.formUnion(group.map(\.key).filter { !unbound.contains($0) })
             } catch {
                 for update in group { failed[update.key] = error }
             }
         }
-        return failed
+        return (bound, failed)
+    }
+
+    /// The TPM row each of `keys` names.
+    private static func tpmRows(of keys: Set<DeviceKey>, on connection: SQLiteConnection) async throws -> [DeviceKey: DeviceKey] {
+        let rows = try await connection.query(
+            "WITH k(team, device) AS (VALUES " + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ") "
+                + "SELECT b.team, b.device, b.subject FROM k JOIN bits b ON b.team = k.team AND b.device = k.device WHERE b.subject IS NOT NULL",
+            keys.flatMap { [.text($0.team), .text($0.device)] })
+        var found: [DeviceKey: DeviceKey] = [:]
+        for row in rows {
+            guard let team = row.column("team")?.string, let device = row.column("device")?.string, let subject = row.column("subject")?.string else { continue }
+            found[DeviceKey(team: team, device: device)] = DeviceKey(team: team, device: subject)
+        }
+        return found
     }
 
     private static func team(_ row: SQLiteRow) -> Team? {

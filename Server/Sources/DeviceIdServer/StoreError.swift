@@ -9,6 +9,10 @@ public enum StoreError: Error, CustomStringConvertible {
     case unreachable(String, reason: String, temporary: Bool)
     /// The database did not answer `operation` within its deadline.
     case timedOut(String)
+    /// A device's row went while its update was under way: its team was removed meanwhile.
+    case removedMeanwhile
+    /// A statement that always returns a row returned none (`operation` names it).
+    case noRow(String)
 
     /// What is wrong.
     public var description: String {
@@ -16,6 +20,8 @@ public enum StoreError: Error, CustomStringConvertible {
         case .badURL(let detail): "unusable --database URL: \(detail)"
         case .unreachable(let server, let reason, _): "the database at \(server) cannot be used: \(reason)"
         case .timedOut(let operation): "the database did not answer in time (\(operation))"
+        case .removedMeanwhile: "the device's team was removed while its bits were updated"
+        case .noRow(let operation): "the database returned no row (\(operation))"
         case .keyIDTaken(let keyID): "the key id \(keyID.debugDescription) is, or was, another team's: a key id names one team for good; choose another"
         }
     }

@@ -44,6 +44,11 @@ struct Serve: AsyncParsableCommand {
             + "answer /v1/tpm/activation_challenge and /v1/tpm/activate.",
         valueName: "file"))
     var tpmCA: String?
+    @Option(help: ArgumentHelp(
+        "With --tpm-ca: the secret that keys each TPM's pseudonym for a team, the file's bytes exactly (32 to 4096). "
+            + "(default: one made at random on first start and kept in the database)",
+        valueName: "file"))
+    var tpmPseudonymSecretFile: String?
 
     func validate() throws {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -59,6 +64,7 @@ struct Serve: AsyncParsableCommand {
                 """)
         }
         if let tlsCert, let tlsKey { _ = try Self.tls(certificateChain: tlsCert, key: tlsKey) }
+        if tpmPseudonymSecretFile != nil, tpmCA == nil { throw ValidationError("--tpm-pseudonym-secret-file goes with --tpm-ca") }
         _ = try tpmVerifier()
     }
 
@@ -79,7 +85,17 @@ struct Serve: AsyncParsableCommand {
         var server = DeviceCheckService.httpServer(idleTimeout: .seconds(Int64(idleTimeout)), readTimeout: .seconds(Int64(readTimeout)), metrics: metrics)
         if let tlsCert, let tlsKey { server = try .tls(server, tlsConfiguration: Self.tls(certificateChain: tlsCert, key: tlsKey)) }
         let store = try await database.open()
-        let router = DeviceCheckService.router(store: store, authorizer: TeamAuthorizer(store: store, refreshInterval: .seconds(teamRefresh)), metrics: metrics, tpm: try tpmVerifier())
+        var tpm: TPMTrust?
+        if let verifier = try tpmVerifier() {
+            do {
+                tpm = try await TPMTrust.load(verifier: verifier, secretFile: tpmPseudonymSecretFile, store: store)
+            } catch {
+                try? await store.close()
+                throw (error as? TPMTrustError).map { ValidationError("--tpm-pseudonym-secret-file: \($0)") } ?? error
+            }
+        }
+        let router = DeviceCheckService.router(
+            store: store, authorizer: TeamAuthorizer(store: store, refreshInterval: .seconds(teamRefresh)), metrics: metrics, tpm: tpm)
         let api = Application(
             router: router, server: server, configuration: .init(address: try Self.address(listen, option: "--listen").binding, serverName: "deviceid-server"),
             logger: logger)

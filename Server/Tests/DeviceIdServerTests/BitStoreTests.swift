@@ -35,7 +35,7 @@ struct BitStoreTests {
             let read = try await withThrowingTaskGroup(of: (String, DeviceBits?).self) { group in
                 for (index, device) in (devices + ["never-set"]).enumerated() {
                     let store = stores[index % stores.count]
-                    group.addTask { (device, try await store.bits(team: "TEAM1", device: device)) }
+                    group.addTask { (device, try await store.record(team: "TEAM1", device: device).bits) }
                 }
                 return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
             }
@@ -45,7 +45,7 @@ struct BitStoreTests {
                 #expect(bits.bit0 == expected.0 && bits.bit1 == expected.1, "\(device)")
             }
             #expect(read["never-set"] == .some(nil))
-            #expect(try await stores[0].bits(team: "TEAM2", device: devices[0]) == nil)
+            #expect(try await stores[0].record(team: "TEAM2", device: devices[0]).bits == nil)
             for store in stores { try await store.close() }
         }
     }
@@ -55,7 +55,7 @@ struct BitStoreTests {
         try await database.with { open in
             let store = try await open()
             try await store.close()
-            await #expect(throws: (any Error).self) { try await store.bits(team: "TEAM1", device: "device") }
+            await #expect(throws: (any Error).self) { try await store.record(team: "TEAM1", device: "device").bits }
         }
     }
 
@@ -70,8 +70,8 @@ struct BitStoreTests {
                 group.addTask { try await store.update(team: decomposed, device: "device", bit0: false, bit1: true, at: Date()) }
                 try await group.waitForAll()
             }
-            async let first = store.bits(team: composed, device: "device")
-            async let second = store.bits(team: decomposed, device: "device")
+            async let first = store.record(team: composed, device: "device").bits
+            async let second = store.record(team: decomposed, device: "device").bits
             let (one, other) = (try #require(try await first), try #require(try await second))
             #expect(one.bit0 && !one.bit1 && !other.bit0 && other.bit1)
             try await store.close()
@@ -98,36 +98,117 @@ struct BitStoreTests {
     }
 }
 
-@Suite("TPM credential activation in the stores: one pending credential per device, taken once; bindings show in reads")
+@Suite("TPM credential activation in the stores: one pending credential per device, taken once; a bound key's bits are its TPM's")
 struct TPMBindingStoreTests {
-    @Test("A pending credential is replaced by a later one and taken once; a binding makes reads hardware-bound; removing the team removes both",
+    let early = Date(timeIntervalSince1970: 1_700_000_000), late = Date(timeIntervalSince1970: 1_750_000_000)
+    let later = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("A pending credential is replaced by a later one and taken once, with the TPM it was sealed to; removing the team removes it",
           arguments: Database.allCases)
-    func pendingAndBound(database: Database) async throws {
+    func pending(database: Database) async throws {
         try await database.with { open in
             let store = try await open()
             let expires = Date(timeIntervalSince1970: 2_000_000_000)
-            let first = PendingCredential(attestationKeyName: Data([0, 11, 1]), digest: Data(repeating: 1, count: 32), expires: expires)
-            let second = PendingCredential(attestationKeyName: Data([0, 11, 2]), digest: Data(repeating: 2, count: 32), expires: expires)
+            let first = PendingCredential(attestationKeyName: Data([0, 11, 1]), tpm: "p1", digest: Data(repeating: 1, count: 32), expires: expires)
+            let second = PendingCredential(attestationKeyName: Data([0, 11, 2]), tpm: "p2", digest: Data(repeating: 2, count: 32), expires: expires)
             try await store.savePendingCredential(first, team: "TEAM1", device: "device")
             try await store.savePendingCredential(second, team: "TEAM1", device: "device")
             #expect(try await store.takePendingCredential(team: "TEAM2", device: "device") == nil)
             #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == second)
             #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == nil)
-
-            try await store.update(team: "TEAM1", device: "device", bit0: true, bit1: nil, at: Date())
-            try await store.update(team: "TEAM1", device: "other", bit0: true, bit1: nil, at: Date())
-            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == false)
-            try await store.bindToTPM(team: "TEAM1", device: "device", attestationKeyName: second.attestationKeyName, at: Date())
-            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == true)
-            #expect(try await store.bits(team: "TEAM1", device: "other")?.hardwareBound == false)
-
             try await store.add(Team(id: "TEAM1", keyID: "KID1", publicKeyPEM: "unused"))
             try await store.savePendingCredential(first, team: "TEAM1", device: "device")
             #expect(try await store.removeTeam("TEAM1"))
             #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == nil)
-            try await store.update(team: "TEAM1", device: "device", bit0: true, bit1: nil, at: Date())
-            #expect(try await store.bits(team: "TEAM1", device: "device")?.hardwareBound == false)
             try await store.close()
+        }
+    }
+
+    @Test("Keys bound to one TPM share its bits: each key's own merged in, the later update of each bit winning; another team, another TPM and an unbound key stay apart",
+          arguments: Database.allCases)
+    func keysOfOneTPM(database: Database) async throws {
+        try await database.with { open in
+            let store = try await open()
+            let bind = { (team: String, device: String, tpm: String) in
+                try await store.bindToTPM(team: team, device: device, attestationKeyName: Data([0, 11]), tpm: tpm, at: Date())
+            }
+            // Before activation, each key has bits of its own.
+            try await store.update(team: "TEAM1", device: "first", bit0: true, bit1: nil, at: early)
+            try await store.update(team: "TEAM1", device: "second", bit0: false, bit1: true, at: late)
+            try await store.update(team: "TEAM1", device: "keyring", bit0: true, bit1: true, at: early)
+            #expect(try await store.record(team: "TEAM1", device: "first") == DeviceRecord(bits: .init(bit0: true, bit1: false, updated: early), hardwareBound: false))
+
+            try await bind("TEAM1", "first", "tpm-a")
+            #expect(try await store.record(team: "TEAM1", device: "first") == DeviceRecord(bits: .init(bit0: true, bit1: false, updated: early), hardwareBound: true))
+            // The second key's bit0 was set later than the first's, its bit1 by it alone: both win.
+            try await bind("TEAM1", "second", "tpm-a")
+            let shared = DeviceRecord(bits: .init(bit0: false, bit1: true, updated: late), hardwareBound: true)
+            #expect(try await store.record(team: "TEAM1", device: "first") == shared)
+            #expect(try await store.record(team: "TEAM1", device: "second") == shared)
+
+            // An update through either key is the TPM's; a key bound with no bits of its own reads them too.
+            try await store.update(team: "TEAM1", device: "first", bit0: true, bit1: nil, at: later)
+            try await bind("TEAM1", "third", "tpm-a")
+            let updated = DeviceRecord(bits: .init(bit0: true, bit1: true, updated: later), hardwareBound: true)
+            for device in ["first", "second", "third"] { #expect(try await store.record(team: "TEAM1", device: device) == updated, "\(device)") }
+
+            // A bound key stays with its first TPM; a key bound before it had bits, to a TPM without bits, has none.
+            try await bind("TEAM1", "first", "tpm-b")
+            #expect(try await store.record(team: "TEAM1", device: "first") == updated)
+            try await bind("TEAM1", "fresh", "tpm-b")
+            #expect(try await store.record(team: "TEAM1", device: "fresh") == DeviceRecord(bits: nil, hardwareBound: true))
+            // Another team's key bound to a TPM of the same name, and a keyring key, keep their own.
+            try await bind("TEAM2", "other-team", "tpm-a")
+            #expect(try await store.record(team: "TEAM2", device: "other-team") == DeviceRecord(bits: nil, hardwareBound: true))
+            #expect(try await store.record(team: "TEAM1", device: "keyring") == DeviceRecord(bits: .init(bit0: true, bit1: true, updated: early), hardwareBound: false))
+            #expect(try await store.record(team: "TEAM1", device: "never") == DeviceRecord(bits: nil, hardwareBound: false))
+
+            #expect(try await store.removeTeam("TEAM1") == false)   // bits, bindings and all, though no team was added
+            #expect(try await store.record(team: "TEAM1", device: "second") == DeviceRecord(bits: nil, hardwareBound: false))
+            try await store.close()
+        }
+    }
+
+    @Test("Updates of keys racing their own binding all reach the TPM's bits, seen through another key bound before",
+          arguments: Database.allCases)
+    func updatesDuringBinding(database: Database) async throws {
+        try await database.with { open in
+            // On PostgreSQL the updates and the bindings come through two servers' stores.
+            let stores = database == .postgres ? [try await open(), try await open()] : [try await open()]
+            let keys = 0..<150
+            for key in keys {
+                try await stores[0].bindToTPM(team: "TEAM1", device: "sibling-\(key)", attestationKeyName: Data([1]), tpm: "tpm-\(key)", at: Date())
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for key in keys {
+                    let (updating, binding) = (stores[key % stores.count], stores[(key + 1) % stores.count])
+                    group.addTask { try await updating.update(team: "TEAM1", device: "key-\(key)", bit0: nil, bit1: true, at: Date()) }
+                    group.addTask {
+                        try await binding.bindToTPM(team: "TEAM1", device: "key-\(key)", attestationKeyName: Data([1]), tpm: "tpm-\(key)", at: Date())
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for key in keys {
+                #expect(try await stores[0].record(team: "TEAM1", device: "sibling-\(key)").bits?.bit1 == true, "key \(key)")
+            }
+            for store in stores { try await store.close() }
+        }
+    }
+
+    @Test("The secret: the first proposal is kept, and every store on the database reads it", arguments: Database.allCases)
+    func secret(database: Database) async throws {
+        try await database.with { open in
+            // Two servers on PostgreSQL; an SQLite file has one.
+            let one = try await open()
+            let other = database == .postgres ? try await open() : one
+            async let first = one.secret(named: "s", proposing: [1, 2, 3])
+            async let second = other.secret(named: "s", proposing: [4, 5, 6])
+            let (a, b) = try await (first, second)
+            #expect(a == b && [[1, 2, 3], [4, 5, 6]].contains(a))
+            #expect(try await one.secret(named: "s", proposing: [7]) == a)
+            try await one.close()
+            if database == .postgres { try await other.close() }
         }
     }
 }

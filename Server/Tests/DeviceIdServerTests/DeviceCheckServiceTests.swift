@@ -74,7 +74,7 @@ struct Fixture {
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
     func app(
-        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMAttestationVerifier? = nil, metrics: PrometheusCollectorRegistry = .init(),
+        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil, metrics: PrometheusCollectorRegistry = .init(),
         refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
     ) -> some ApplicationProtocol {
         let store = store ?? self.store
@@ -118,7 +118,7 @@ struct DeviceCheckServiceTests {
             let month = { let f = DateFormatter(); f.dateFormat = "yyyy-MM"; f.timeZone = TimeZone(identifier: "UTC"); return f.string(from: Date()) }()
             #expect(status == .ok && body == #"{"bit0":false,"bit1":true,"last_update_time":"\#(month)"}"#)
         }
-        #expect(try await fixture.store.bits(team: fixture.team, device: device.id)?.bit1 == true)
+        #expect(try await fixture.store.record(team: fixture.team, device: device.id).bits?.bit1 == true)
         try await fixture.store.close()
         }
     }
@@ -182,8 +182,11 @@ struct DeviceCheckServiceTests {
             }
             // A keyring-held key's token carries no attestation: a server that checks attestations still takes it.
             let makers = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA))
-            try await fixture.app(tpm: makers).test(.router) { client async throws in
+            try await fixture.app(tpm: try TPMTrust(verifier: makers, pseudonymSecret: Array(repeating: 7, count: 32))).test(.router) { client async throws in
+                // Never hardware-bound: validated with Apple's empty answer, queried without the member.
                 #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)) == (.ok, ""))
+                #expect(try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit0": true])) == (.ok, ""))
+                #expect(try await post(client, "query_two_bits", jwt: jwt, request(device.token)).1.contains("hardware_bound") == false)
                 let refusal = (HTTPResponse.Status.badRequest, "Missing or incorrectly formatted TPM attestation")
                 #expect(try await post(client, "tpm/activation_challenge", jwt: jwt, request(device.token)) == refusal)
                 #expect(try await post(client, "tpm/activate", jwt: jwt, request(device.token, ["credential": "AAAA"])) == refusal)
@@ -214,9 +217,9 @@ struct DeviceCheckServiceTests {
             try await fixture.store.close()
             // A restarted server reads what the last one kept.
             let reopened = try await open()
-            let firstBits = try #require(try await reopened.bits(team: fixture.team, device: first.id))
+            let firstBits = try #require(try await reopened.record(team: fixture.team, device: first.id).bits)
             #expect(firstBits.bit0 && firstBits.bit1)
-            let secondBits = try #require(try await reopened.bits(team: fixture.team, device: second.id))
+            let secondBits = try #require(try await reopened.record(team: fixture.team, device: second.id).bits)
             #expect(!secondBits.bit1)
             try await reopened.close()
         }

@@ -156,7 +156,7 @@ struct HostileClientTests {
                                                  body: ByteBuffer(string: twice)) { $0.status } == .badRequest)
             }
             let validDevice = try DeviceToken.verify(try #require(Data(base64Encoded: valid)), team: fixture.team).deviceID
-            let bits = try #require(try await fixture.store.bits(team: fixture.team, device: validDevice))
+            let bits = try #require(try await fixture.store.record(team: fixture.team, device: validDevice).bits)
             #expect(bits.bit0 && !bits.bit1, "no hostile update took effect")
             let metrics = String(decoding: registry.emitToBuffer(), as: UTF8.self)
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="token_malformed"} \#(hostile.count)"#), "\(metrics)")

@@ -64,7 +64,7 @@ struct PostgresOutageTests {
             var lost: [Int] = []
             for index in Set(all.filter { $0.status == 200 }.map(\.device)) {
                 let device = try DeviceToken.verify(try #require(Data(base64Encoded: tokens[index])), team: fixture.team).deviceID
-                if try await after.bits(team: fixture.team, device: device)?.bit0 != true { lost.append(index) }
+                if try await after.record(team: fixture.team, device: device).bits?.bit0 != true { lost.append(index) }
             }
             #expect(lost.isEmpty, "updates answered 200 but not in the database: \(lost.sorted())")
             try await after.close()

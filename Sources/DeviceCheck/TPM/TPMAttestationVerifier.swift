@@ -64,8 +64,14 @@ public struct TPMAttestationVerifier: Sendable {
         guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: attestation.certifyInfo) else {
             throw TPMAttestationError.badSignature
         }
+        let endorsementKey: Data
+        do {
+            endorsementKey = try endorsement.rsaPublicKey().publicKeySPKI()
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement certificate's key: \(error.reason ?? error.function)")
+        }
         return AttestedTPMKey(deviceID: token.deviceID, attestationKeyName: attestationKey.name,
-                              endorsementCertificate: attestation.endorsementCertificate)
+                              endorsementCertificate: attestation.endorsementCertificate, endorsementKey: endorsementKey)
     }
 
     /// A credential challenge for `key` (step 2): send ``CredentialChallenge/credentialBlob`` and
@@ -108,6 +114,21 @@ public struct AttestedTPMKey: Sendable, Hashable {
     public let attestationKeyName: Data
     /// The endorsement certificate (DER), whose key the credential is sealed to.
     public let endorsementCertificate: Data
+    /// The endorsement key (SPKI DER): the TPM's own for as long as its endorsement seed lasts, whatever keys it makes.
+    public let endorsementKey: Data
+
+    /// The TPM's name for `team`, once credential activation proved the TPM holds the endorsement key: 64 hex digits
+    /// of HMAC-SHA-256 keyed with `secret` over a label, `team` and ``endorsementKey``, each prefixed with its length.
+    /// Every key of one TPM has the same for one team; two teams' differ, and without `secret` neither can be
+    /// computed from the endorsement certificate nor linked to the other.
+    public func pseudonym(team: String, secret: [UInt8]) -> String {
+        var message: [UInt8] = []
+        for part in [Array("deviceid TPM pseudonym v1".utf8), Array(team.utf8), Array(endorsementKey)] {
+            withUnsafeBytes(of: UInt32(part.count).bigEndian) { message.append(contentsOf: $0) }
+            message.append(contentsOf: part)
+        }
+        return Data(Digest.hmacSHA256(key: secret, data: message)).hexEncoded
+    }
 }
 
 /// A secret sealed to a TPM's endorsement key for its attestation key (`TPM2_MakeCredential`, done in software).
