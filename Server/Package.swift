@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
             exclude: ["Fixtures"]
         ),

@@ -1,5 +1,6 @@
 import DeviceIdServer
 import Foundation
+import SQLiteNIO
 import Testing
 
 @Suite("Bit stores under concurrent use: batched reads and updates give what one-at-a-time would")
@@ -193,6 +194,51 @@ struct TPMBindingStoreTests {
                 #expect(try await stores[0].record(team: "TEAM1", device: "sibling-\(key)").bits?.bit1 == true, "key \(key)")
             }
             for store in stores { try await store.close() }
+        }
+    }
+
+    @Test("A database of the schema before TPM rows is migrated: bits kept, each as set at the row's last update; sealed credentials dropped",
+          arguments: Database.allCases)
+    func earlierSchema(database: Database) async throws {
+        let (teams, rows) = ("CREATE TABLE teams (id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key_pem TEXT NOT NULL)",
+                             "INSERT INTO tpm_challenges VALUES ('TEAM1', 'key', 'n', 'd', 1); INSERT INTO bits VALUES ('TEAM1', 'key', true, false, 1700000000000)")
+        let store: any BitStore
+        switch database {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString).sqlite").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            for statement in [teams, "CREATE TABLE bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 INTEGER NOT NULL, bit1 INTEGER NOT NULL, updated_ms INTEGER NOT NULL, PRIMARY KEY (team, device))",
+                              "CREATE TABLE tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL, digest BLOB NOT NULL, expires_ms INTEGER NOT NULL, PRIMARY KEY (team, device))"]
+                + rows.components(separatedBy: "; ") {
+                _ = try await connection.query(statement, [])
+            }
+            try await connection.close()
+            store = try await SQLiteBitStore(path: path)
+            try await check(store)
+        case .postgres:
+            try await PrivatePostgres.with { server in
+                try server.execute("""
+                    \(teams); CREATE TABLE bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL, updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device));
+                    CREATE TABLE tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL, digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device));
+                    \(rows)
+                    """)
+                try await check(try await PostgresBitStore(url: server.url, environment: server.environment))
+            }
+        }
+
+        func check(_ store: any BitStore) async throws {
+            try await store.migrate()
+            try await store.migrate()   // again: nothing left to do
+            #expect(try await store.takePendingCredential(team: "TEAM1", device: "key") == nil)
+            #expect(try await store.record(team: "TEAM1", device: "key").bits == DeviceBits(bit0: true, bit1: false, updated: early))
+            // Its bits meet a TPM's set later (bit1) and earlier (bit0): each bit's later update wins.
+            try await store.update(team: "TEAM1", device: "sibling", bit0: false, bit1: nil, at: Date(timeIntervalSince1970: 1_600_000_000))
+            try await store.update(team: "TEAM1", device: "sibling", bit0: nil, bit1: true, at: late)
+            try await store.bindToTPM(team: "TEAM1", device: "sibling", attestationKeyName: Data([1]), tpm: "tpm", at: late)
+            try await store.bindToTPM(team: "TEAM1", device: "key", attestationKeyName: Data([1]), tpm: "tpm", at: late)
+            #expect(try await store.record(team: "TEAM1", device: "key") == DeviceRecord(bits: .init(bit0: true, bit1: true, updated: late), hardwareBound: true))
+            try await store.close()
         }
     }
 

@@ -72,6 +72,11 @@ final class PrivatePostgres: Sendable {
         try await onOwnThread { try self.control(bin, ["-m", "fast", "restart"]) }
     }
 
+    /// Runs `sql` (statements separated by semicolons) as the database's owner, over the Unix socket.
+    func execute(_ sql: String) throws {
+        try asOwner(try Self.binDirectory() + "/psql", ["-h", directory, "-p", String(port), "-U", "postgres", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+    }
+
     /// Runs `pg_ctl` on the data directory with `action`, the server's options always the same.
     private func control(_ bin: String, _ action: [String]) throws {
         try asOwner(bin + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60", "-o",
