@@ -352,7 +352,7 @@ _deviceid_sign() {
 
 _deviceid_token() {
     repeating_flags=()
-    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --no-tpm-attestation --version -h --help)
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --no-tpm-attestation --require-attestation --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --team --algorithm)
     __deviceid_offer_flags_options 0

@@ -20,14 +20,21 @@ public struct DeviceCheckDevice: Sendable {
 
     /// A new token: a compact JWS (see ``DeviceToken``), as bytes of text, valid for ten minutes. Creates the
     /// identity on first use, as `id` does. RSA identities sign with `algorithm` (RS256 by default, or PS256);
-    /// P-256 ones with ES256.
+    /// P-256 ones with ES256. A TPM-held key's token carries the TPM's attestation as `attestation` says; when the TPM
+    /// cannot make one, the token is made without (the identifier's logger says why): ``token(algorithm:attestation:)``
+    /// tells the caller.
+    public func generateToken(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> Data {
+        try await token(algorithm: algorithm, attestation: attestation).bytes
+    }
+
+    /// A new token, as ``generateToken(algorithm:attestation:)`` makes it, and why it carries no TPM attestation
+    /// when its key is the TPM's and one was asked for.
     ///
-    /// A TPM-held key's token carries the TPM's attestation of the key (certified over the token's `jti`) unless
-    /// `attestation` is `false`. The attestation includes the TPM's endorsement certificate, which names the TPM for
-    /// good: a server that sees it can link this device's tokens across identities. When the TPM cannot attest (no
-    /// endorsement certificate, no resource manager, no ECC), the token is made without one, and the identifier's
-    /// logger says why.
-    public func generateToken(algorithm: SignatureAlgorithm? = nil, attestation: Bool = true) async throws -> Data {
+    /// The attestation is the TPM's certification of the key (over the token's `jti`) with the TPM's endorsement
+    /// certificate, which names the TPM for good: a server that sees it can link this device's tokens across
+    /// identities, and, once the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:)``),
+    /// keep its bits by the TPM rather than by the key.
+    public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
@@ -38,14 +45,23 @@ public struct DeviceCheckDevice: Sendable {
         } catch {
             throw DeviceIdentifierError.cryptoFailure(error.description)
         }
-        let attested = attestation ? try await self.attestation(nonce: Data(tokenID)) : nil
+        var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
+        if attestation != .omitted {
+            switch try await self.attestation(nonce: Data(tokenID)) {
+            case .success(let made): attested = made
+            case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
+            case .failure(.keyringKey): break
+            case .failure(let reason): missing = reason.description
+            }
+        }
         let header = try DeviceToken.json(DeviceToken.Header(
             alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attested?.member, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
-        return try await CompactJWS.signed(header: header, payload: payload) { signingInput in
+        let bytes = try await CompactJWS.signed(header: header, payload: payload) { signingInput in
             try await identifier.sign(signingInput, algorithm: algorithm, encoding: .raw)
         }
+        return DeviceCheckToken(bytes: bytes, missingAttestation: missing)
     }
 
     /// Releases the credential a verifier sealed to this machine's TPM (``TPMAttestationVerifier/challenge(for:)``):
@@ -63,18 +79,54 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The TPM's attestation of the device key over `nonce`; `nil` for a key the keyring holds, or a TPM that cannot
-    /// attest it (logged).
-    private func attestation(nonce: Data) async throws -> TPMAttestation? {
-        guard let wrapped = try await identifier.wrappedTPMKey() else { return nil }
-        do {
-            let evidence = try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) }
-            return TPMAttestation(
-                endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
-                certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature)
-        } catch let failure as TPMFailure {
-            identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
-            return nil
+    /// Why a token carries no attestation.
+    private enum NoAttestation: Error, CustomStringConvertible {
+        /// The key is the keyring's: there is no TPM to attest it.
+        case keyringKey
+        /// The TPM could not attest the key.
+        case tpm(TPMFailure)
+
+        var description: String {
+            switch self {
+            case .keyringKey: "the device key is kept in the keyring, not in a TPM (make the identity with --key-protection tpm)"
+            case .tpm(let failure): "\(failure)"
+            }
         }
     }
+
+    /// The TPM's attestation of the device key over `nonce`, or why there is none.
+    private func attestation(nonce: Data) async throws -> Result<TPMAttestation, NoAttestation> {
+        guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
+        do {
+            let evidence = try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) }
+            return .success(TPMAttestation(
+                endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
+                certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature))
+        } catch let failure as TPMFailure {
+            identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
+            return .failure(.tpm(failure))
+        }
+    }
+}
+
+/// Whether a device token carries the TPM's attestation of its key.
+public enum TPMAttestationPolicy: Sendable, Equatable {
+    /// Never: the token does not name the TPM.
+    case omitted
+    /// When the key is the TPM's and the TPM can attest it; otherwise the token is made without
+    /// (``DeviceCheckToken/missingAttestation`` says why, for a TPM-held key).
+    case whenAvailable
+    /// Always: no token is made when the key is the keyring's or the TPM cannot attest it
+    /// (``DeviceIdentifierError/attestationUnavailable(_:)``).
+    case required
+}
+
+/// A device token, and why it carries no TPM attestation where one was asked for.
+public struct DeviceCheckToken: Sendable {
+    /// The token: a compact JWS, as bytes of text.
+    public let bytes: Data
+    /// Why the token of a TPM-held key carries no attestation, though one was asked for (``TPMAttestationPolicy/whenAvailable``):
+    /// no resource manager, no endorsement certificate, a TPM that cannot attest. `nil` when it carries one, when none
+    /// was asked for, and for a key the keyring holds.
+    public let missingAttestation: String?
 }

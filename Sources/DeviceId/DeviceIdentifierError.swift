@@ -63,6 +63,9 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case tpmLockout
     /// The TPM failed otherwise (the detail is its reason).
     case tpmFailed(String)
+    /// A device token had to carry the TPM's attestation of its key and cannot (the detail says why: the key is the
+    /// keyring's, or the TPM cannot attest it). No token was made.
+    case attestationUnavailable(String)
 
     /// Wraps a lower layer's error into this type; passes this type through.
     package static func wrapping(_ error: any Error) -> DeviceIdentifierError {
@@ -178,6 +181,8 @@ extension DeviceIdentifierError: CustomStringConvertible {
                 + "authorization (`tpm2_dictionarylockout --clear-lockout`)"
         case .tpmFailed(let detail):
             "the TPM failed (\(detail))"
+        case .attestationUnavailable(let detail):
+            "the token cannot carry the TPM's attestation of the device key: \(detail); no token was made"
         }
     }
 }

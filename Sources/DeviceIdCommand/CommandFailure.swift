@@ -87,7 +87,7 @@ struct CommandFailure: Error {
              .invalidKeyProtection: 64
         case .tpmKeyFromAnotherTPM: 65
         case .keychainItemNotFound: 66
-        case .machineIdUnavailable, .tpmUnavailable: 69
+        case .machineIdUnavailable, .tpmUnavailable, .attestationUnavailable: 69
         case .legacyIdentifierUnreadable: 74
         case .cancelled, .tpmLockout: 75
         case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,

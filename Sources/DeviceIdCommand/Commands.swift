@@ -136,17 +136,25 @@ struct Token: AsyncParsableCommand {
     var algorithm: SignatureAlgorithm?
     @Flag(help: "With a key in the TPM, leave out the TPM's attestation (and the endorsement certificate that names the TPM).")
     var noTPMAttestation = false
+    @Flag(help: "Fail, saying why, unless the token carries the TPM's attestation of its key (by default a TPM that cannot attest is only warned about).")
+    var requireAttestation = false
 
     func validate() throws {
         guard !team.isEmpty else { throw ValidationError("--team must not be empty") }
+        guard !(noTPMAttestation && requireAttestation) else { throw ValidationError("--no-tpm-attestation and --require-attestation exclude each other") }
     }
 
     func run() async throws {
-        let (team, algorithm, attestation) = (team, algorithm, !noTPMAttestation)
+        let attestation: TPMAttestationPolicy = noTPMAttestation ? .omitted : requireAttestation ? .required : .whenAvailable
+        let (team, algorithm) = (team, algorithm)
         let token = try await identity.run {
-            try await DeviceCheckDevice(identifier: $0, team: team).generateToken(algorithm: algorithm, attestation: attestation)
+            try await DeviceCheckDevice(identifier: $0, team: team).token(algorithm: algorithm, attestation: attestation)
         }
-        let text = String(decoding: token, as: UTF8.self)
+        if let missing = token.missingAttestation {
+            Output.error("deviceid: warning: the token carries no TPM attestation (\(missing)): a server cannot tell that its key "
+                         + "is in a TPM; --require-attestation refuses to make such a token")
+        }
+        let text = String(decoding: token.bytes, as: UTF8.self)
         try Output.emit(text, json: output.json, ["token": .string(text)])
     }
 }

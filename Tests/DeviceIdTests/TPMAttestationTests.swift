@@ -132,7 +132,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("A TPM without an endorsement certificate: the token carries no attestation, and the logger says why")
+    @Test("A TPM without an endorsement certificate: the token carries no attestation, the caller, the logger and the command say why; required, it is refused")
     func noCertificate() async throws {
         try await PrivateTPM.with { tpm in
             try await tpm.replace(certificates: false)
@@ -142,28 +142,46 @@ struct TPMAttestationTests {
                     keySize: 2048, keychainAccount: "device", useEncryption: false, accessGroup: AccessGroup(rawValue: uniqueGroup())!,
                     keyType: .p256, keyProtection: .tpm)
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client(), logger: log.logger)
-                let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM")
+                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let made = try await device.token()
+                let token = try DeviceToken.verify(made.bytes, team: "TEAM")
                 let id = try await identifier.id
                 #expect(token.tpmAttestation == nil && token.deviceID == id)
+                #expect(made.missingAttestation?.contains("no endorsement certificate") == true, "\(String(describing: made.missingAttestation))")
                 let entry = try #require(log.all.first { $0.message == "the token carries no TPM attestation" })
                 #expect(entry.metadata["reason"]?.contains("no endorsement certificate") == true, "\(entry.metadata)")
+                // Required, it is refused with the reason; the command says the same, and warns when it is not required.
+                let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
+                guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
+                #expect(reason.contains("no endorsement certificate"), "\(reason)")
+                let options = ["--team", "TEAM", "--key-protection", "tpm", "--key-type", "p256", "--non-interactive"]
+                let warned = try await keyring.deviceid(["token"] + options)
+                #expect(warned.status == 0 && warned.errorText.contains("warning: the token carries no TPM attestation (")
+                        && warned.errorText.contains("no endorsement certificate"), "\(warned.errorText)")
+                let required = try await keyring.deviceid(["token", "--require-attestation"] + options)
+                #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains("no endorsement certificate"), "\(required.errorText)")
             }
         }
     }
 
-    @Test("A keyring-held key's token carries no attestation, and the verifier says so")
+    @Test("A keyring-held key's token carries no attestation, and the verifier says so; required, it is refused")
     func keyringKey() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring, protection: .keyring)
-                let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM")
-                #expect(token.tpmAttestation == nil)
+                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let made = try await device.token()
+                let token = try DeviceToken.verify(made.bytes, team: "TEAM")
+                #expect(token.tpmAttestation == nil && made.missingAttestation == nil)
                 #expect(throws: TPMAttestationError.missing) { try verifier(tpm).verify(token) }
+                let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
+                guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
+                #expect(reason.contains("keyring"), "\(reason)")
             }
         }
     }
 
-    @Test("The command: a token with the attestation or without, the credential released; a TPM reached without a resource manager is refused at once")
+    @Test("The command: a token with the attestation or without, the credential released; a TPM reached without a resource manager is refused at once, its tokens warned about or refused")
     func command() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -187,6 +205,15 @@ struct TPMAttestationTests {
                 let bare = try await keyring.deviceid(
                     ["activate-credential"], input: input, environment: ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"])
                 #expect(bare.status == 70 && bare.errorText.contains("resource manager"), "\(bare.errorText)")
+                // A token made there cannot carry the attestation: said on standard error, or refused when required.
+                let swtpm = ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"]
+                let warned = try await keyring.deviceid(["token", "--team", "TEAM"] + options, environment: swtpm)
+                #expect(warned.status == 0 && warned.errorText.contains("warning: the token carries no TPM attestation")
+                        && warned.errorText.contains("resource manager"), "\(warned.errorText)")
+                #expect(try DeviceToken.verify(Data(warned.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == nil)
+                let required = try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation"] + options, environment: swtpm)
+                #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains("resource manager"), "\(required.errorText)")
+                #expect(try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation", "--no-tpm-attestation"] + options).status == 64)
             }
         }
     }
