@@ -5,10 +5,15 @@ python3-cryptography; no Swift.
 
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false] [-timestamp]
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN challenge|activate [credential=BASE64]
+    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN trial
 
 prints the HTTP status and the body, and exits 0 when the status is 200. `challenge` and `activate` relay TPM credential
 activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the
-device to activate (`deviceid activate-credential`), `activate` returns what the device released."""
+device to activate (`deviceid activate-credential`), `activate` returns what the device released.
+
+`trial` is the decision DeviceCheck exists for, a free trial once per device: granted (exit 0) only to a device whose
+key is proven to be in a TPM, whose bits are the TPM's whatever key it makes next, and which never had one (bit0,
+then set); refused (exit 1) to a keyring-held identity, which its user can always make anew."""
 import base64, json, sys, time, urllib.error, urllib.request, uuid
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -40,13 +45,43 @@ def call(server: str, endpoint: str, jwt: str, body: dict) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def main() -> int:
-    server, team, key_id, key_path, token, action, *bits = sys.argv[1:]
-    body = {
+def request(token: str) -> dict:
+    return {
         "device_token": base64.b64encode(token.encode()).decode(),   # the token's bytes, as apps send Apple's
         "transaction_id": str(uuid.uuid4()),
         "timestamp": int(time.time() * 1000),
     }
+
+
+def trial(server: str, jwt: str, token: str) -> int:
+    """Grants the free trial once per device that cannot make itself new; prints the decision."""
+    status, text = call(server, "validate_device_token", jwt, request(token))
+    if status != 200:
+        print(status, text)
+        return 1
+    if not (text and json.loads(text).get("hardware_bound") is True):
+        print("refused: the device key is not proven to be in a TPM; its user can make a new identity at will")
+        return 1
+    status, text = call(server, "query_two_bits", jwt, request(token))
+    if status != 200:
+        print(status, text)
+        return 1
+    if text != "Bit State Not Found" and json.loads(text)["bit0"]:
+        print("refused: this device already had its free trial")
+        return 1
+    status, text = call(server, "update_two_bits", jwt, {**request(token), "bit0": True})
+    if status != 200:
+        print(status, text)
+        return 1
+    print("granted: the free trial starts, and bit0 of this device's TPM remembers it")
+    return 0
+
+
+def main() -> int:
+    server, team, key_id, key_path, token, action, *bits = sys.argv[1:]
+    if action == "trial":
+        return trial(server, team_jwt(team, key_id, key_path), token)
+    body = request(token)
     for bit in bits:
         if bit.startswith("-"):   # leave a field out, to see the refusal
             body.pop(bit[1:], None)
