@@ -225,7 +225,7 @@ public final class PostgresBitStore: BitStore {
         for try await (team, device, bit0, bit1, updated, bound) in rows.decode((String, String, Bool?, Bool?, Int64, Bool).self) {
             found[DeviceKey(team: team, device: device)] = DeviceRecord(bit0: bit0, bit1: bit1, updatedMilliseconds: updated, hardwareBound: bound)
         }
-        return keys.map { found[$0] ?? DeviceRecord(bit0: nil, bit1: nil, updatedMilliseconds: 0, hardwareBound: false) }
+        return keys.map { found[$0] ?? DeviceRecord(bits: nil, hardwareBound: false) }
     }
 
     /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, a statement per group, to rows not bound to a TPM,
@@ -235,25 +235,27 @@ public final class PostgresBitStore: BitStore {
         var (bound, failed): (Set<DeviceKey>, [DeviceKey: any Error]) = ([], [:])
         for (assignments, group) in BitUpdate.merged(updates) {
             do {
-                // A bit not set has no time: 0 in the array, NULL in the row.
-                let unbound = try await withDeadline(operationTimeout, "updating bits") {
-                    var written = Set<DeviceKey>()
+                // A bit not set has no time: 0 in the array, NULL in the row. The statement answers with the keys it
+                // left as they were, their rows bound: none, but for keys bound to their TPMs.
+                bound.formUnion(try await withDeadline(operationTimeout, "updating bits") {
+                    var left = Set<DeviceKey>()
                     let rows = try await client.query(
                         """
-                        INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
-                        SELECT team, device, bit0, bit1, NULLIF(bit0_ms, 0), NULLIF(bit1_ms, 0), updated_ms
-                        FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
-                            \(group.map { $0.bit0?.value ?? false })::boolean[], \(group.map { $0.bit1?.value ?? false })::boolean[],
-                            \(group.map { $0.bit0?.milliseconds ?? 0 })::bigint[], \(group.map { $0.bit1?.milliseconds ?? 0 })::bigint[],
-                            \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
-                        ORDER BY team, device
-                        ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments) WHERE bits.subject IS NULL
-                        RETURNING team, device
+                        WITH u AS (SELECT * FROM unnest(\(group.map(\.key.team))::text[], \(group.map(\.key.device))::text[],
+                                \(group.map { $0.bit0?.value ?? false })::boolean[], \(group.map { $0.bit1?.value ?? false })::boolean[],
+                                \(group.map { $0.bit0?.milliseconds ?? 0 })::bigint[], \(group.map { $0.bit1?.milliseconds ?? 0 })::bigint[],
+                                \(group.map(\.milliseconds))::bigint[]) AS u(team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)),
+                        written AS (
+                            INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
+                            SELECT team, device, bit0, bit1, NULLIF(bit0_ms, 0), NULLIF(bit1_ms, 0), updated_ms FROM u
+                            ORDER BY team, device
+                            ON CONFLICT (team, device) DO UPDATE SET \(unescaped: assignments) WHERE bits.subject IS NULL
+                            RETURNING team, device)
+                        SELECT team, device FROM u EXCEPT SELECT team, device FROM written
                         """, logger: logger)
-                    for try await (team, device) in rows.decode((String, String).self) { written.insert(DeviceKey(team: team, device: device)) }
-                    return written
-                }
-                if unbound.count < group.count { bound.formUnion(group.map(\.key).filter { !unbound.contains($0) }) }
+                    for try await (team, device) in rows.decode((String, String).self) { left.insert(DeviceKey(team: team, device: device)) }
+                    return left
+                })
             } catch {
                 for update in group { failed[update.key] = error }
             }

@@ -176,7 +176,7 @@ public final class SQLiteBitStore: BitStore {
                 bit0: row.column("bit0")?.integer.map { $0 != 0 }, bit1: row.column("bit1")?.integer.map { $0 != 0 },
                 updatedMilliseconds: Int64(updated), hardwareBound: bound != 0)
         }
-        return keys.map { found[$0] ?? DeviceRecord(bit0: nil, bit1: nil, updatedMilliseconds: 0, hardwareBound: false) }
+        return keys.map { found[$0] ?? DeviceRecord(bits: nil, hardwareBound: false) }
     }
 
     /// Applies `updates` as ``BitUpdate/merged(_:)`` groups them, one statement per group, to rows not bound to a
