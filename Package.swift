@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
+        .library(name: "MainLoopIntegration", targets: ["MainLoopIntegration"]),
         // libFuzzer's driver, for the fuzz targets of deviceid-server (Server/); nothing an app needs.
         .library(name: "FuzzDriver", targets: ["FuzzDriver"]),
     ],
@@ -31,6 +32,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // libdispatch's entry points for a run loop of its own, which no installed header declares.
+        .systemLibrary(name: "CDispatchMainQueue"),
+        // Only the GTK example builds with it.
+        .systemLibrary(name: "CGtk", pkgConfig: "gtk4", providers: [.apt(["libgtk-4-dev"])]),
         .systemLibrary(
             name: "CTSS2",
             pkgConfig: "tss2-esys",
@@ -59,6 +65,8 @@ let package = Package(
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Keyring"]),
         // Device tokens: the client half of DeviceCheck for Linux.
         .target(name: "DeviceCheck", dependencies: ["DeviceId", "Keyring", "OpenSSLSupport", "TSSSupport"]),
+        // The main actor inside a GLib main loop (GTK, GIO applications). GLib only.
+        .target(name: "MainLoopIntegration", dependencies: ["CGLib", "CDispatchMainQueue"]),
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",
@@ -73,6 +81,7 @@ let package = Package(
         .executableTarget(name: "SecureNotes", dependencies: ["SecureStorage"], path: "Examples/SecureNotes"),
         .executableTarget(name: "CustomIdentifier", dependencies: ["DeviceId", "SecureStorage"], path: "Examples/CustomIdentifier"),
         .executableTarget(name: "DeviceBinding", dependencies: ["DeviceId"], path: "Examples/DeviceBinding"),
+        .executableTarget(name: "GtkDeviceId", dependencies: ["DeviceId", "MainLoopIntegration", "CGtk"], path: "Examples/GtkDeviceId"),
 
         // The decoders of what other processes can write, fed arbitrary bytes: by libFuzzer through DeviceIdFuzz
         // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
@@ -84,6 +93,8 @@ let package = Package(
 
         // Drives a client line by line, for tests of one long-lived process beside others.
         .executableTarget(name: "KeyringFileProbe", dependencies: ["Keyring"], path: "Tests/KeyringFileProbe"),
+        // A GLib main loop on the main thread with the main actor installed in it, for MainLoopTests.
+        .executableTarget(name: "MainLoopProbe", dependencies: ["MainLoopIntegration", "CGLib"], path: "Tests/MainLoopProbe"),
 
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
@@ -100,6 +111,7 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
+        .testTarget(name: "MainLoopIntegrationTests", dependencies: ["KeyringTestSupport"]),
         .testTarget(
             name: "SecureStorageTests",
             dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport"],

@@ -60,14 +60,20 @@ public enum ChildProcess {
         await offPool { (try? handle.readToEnd()) ?? Data() }
     }
 
-    /// Reads one line from `handle` on a thread outside the cooperative pool.
+    /// Reads one line from `handle` on a thread outside the cooperative pool (empty at the end).
     static func readLine(_ handle: FileHandle) async -> String {
+        await nextLine(handle) ?? ""
+    }
+
+    /// Reads one line from `handle` on a thread outside the cooperative pool, or `nil` at its end.
+    static func nextLine(_ handle: FileHandle) async -> String? {
         await offPool {
             var line = Data()
-            while let byte = try? handle.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            while let byte = try? handle.read(upToCount: 1), let first = byte.first {
+                if first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
                 line.append(first)
             }
-            return String(decoding: line, as: UTF8.self)
+            return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
         }
     }
 
