@@ -81,7 +81,10 @@ let package = Package(
         .executableTarget(name: "SecureNotes", dependencies: ["SecureStorage"], path: "Examples/SecureNotes"),
         .executableTarget(name: "CustomIdentifier", dependencies: ["DeviceId", "SecureStorage"], path: "Examples/CustomIdentifier"),
         .executableTarget(name: "DeviceBinding", dependencies: ["DeviceId"], path: "Examples/DeviceBinding"),
-        .executableTarget(name: "GtkDeviceId", dependencies: ["DeviceId", "MainLoopIntegration", "CGtk"], path: "Examples/GtkDeviceId"),
+        .executableTarget(
+            name: "GtkDeviceId", dependencies: ["DeviceId", "MainLoopIntegration", "CGtk"], path: "Examples/GtkDeviceId",
+            exclude: ["io.github.swift_deviceid.GtkDeviceId.desktop", "io.github.swift_deviceid.GtkDeviceId.svg"]
+        ),
 
         // The decoders of what other processes can write, fed arbitrary bytes: by libFuzzer through DeviceIdFuzz
         // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
