@@ -36,6 +36,7 @@ struct KeyringOptions: ParsableArguments {
     /// when the time is up; failures come out as ``CommandFailure``s in the command's own words.
     func run<Value: Sendable>(account: String? = nil, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let duration = duration
+        let deadline = ContinuousClock.now + duration
         do {
             return try await withThrowingTaskGroup(of: Value?.self) { tasks in
                 tasks.addTask { try await body() }
@@ -48,6 +49,10 @@ struct KeyringOptions: ParsableArguments {
                 return value
             }
         } catch {
+            // The library's calls are bounded by the same duration, and their own deadline can fire a moment before
+            // this one (a Secret portal that never answers is then `portalUnavailable`): once `--timeout` has run
+            // out, the command reports that, whichever timer was first.
+            let error = ContinuousClock.now >= deadline ? KeyringError.timedOut(duration) : error
             throw CommandFailure(error, context: .init(
                 accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
         }
