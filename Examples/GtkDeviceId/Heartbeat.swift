@@ -1,8 +1,9 @@
 import CGtk
 
 /// With `--heartbeat`: a 16 ms GLib timeout, one frame at 60 Hz, counts how often the main loop ran while the
-/// identity was being read and the longest it went without running, and prints both when the read ends. A read
-/// that blocked the main thread would show as one long gap; the library's reads leave the loop ticking.
+/// identity was being read and the longest it went without running, and prints both when the read ends, and a line
+/// when a read is still under way after 120 ticks (about 2 s). A read that blocked the main thread would show as one
+/// long gap; the library's reads leave the loop ticking.
 @MainActor final class Heartbeat {
     /// A read under way: when it began and what the loop did since.
     final class Reading {
@@ -41,6 +42,7 @@ import CGtk
             reading.ticks += 1
             reading.longestGap = max(reading.longestGap, now - reading.last)
             reading.last = now
+            if reading.ticks == 120 { say("Still reading: the main loop ticked 120 times meanwhile") }
         }
     }
 }

@@ -65,15 +65,29 @@ public enum ChildProcess {
         await nextLine(handle) ?? ""
     }
 
-    /// Reads one line from `handle` on a thread outside the cooperative pool, or `nil` at its end.
-    static func nextLine(_ handle: FileHandle) async -> String? {
+    /// Reads one line from `handle` on a thread outside the cooperative pool, or `nil` at its end — or, given a
+    /// `deadline`, when no whole line came before it.
+    static func nextLine(_ handle: FileHandle, before deadline: ContinuousClock.Instant? = nil) async -> String? {
         await offPool {
             var line = Data()
-            while let byte = try? handle.read(upToCount: 1), let first = byte.first {
+            while readable(handle, before: deadline), let byte = try? handle.read(upToCount: 1), let first = byte.first {
                 if first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
                 line.append(first)
             }
             return line.isEmpty ? nil : String(decoding: line, as: UTF8.self)
+        }
+    }
+
+    /// Waits until `handle` has something to read (or its end), at most until `deadline`; `false` if that came first.
+    private static func readable(_ handle: FileHandle, before deadline: ContinuousClock.Instant?) -> Bool {
+        guard let deadline else { return true }
+        var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            let ready = poll(&descriptor, 1, Int32(min((left / .milliseconds(1)).rounded(.up), 60_000)))
+            if ready > 0 { return true }
+            if ready < 0 && errno != EINTR { return true }   // let the read report it
         }
     }
 

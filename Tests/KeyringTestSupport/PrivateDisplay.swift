@@ -10,14 +10,7 @@ public final class PrivateDisplay: Sendable {
     /// Runs `body` with a fresh X server, and stops it afterwards whatever happens.
     public static func with<Result>(_ body: (PrivateDisplay) async throws -> Result) async throws -> Result {
         let display = try await PrivateDisplay()
-        do {
-            let result = try await body(display)
-            await display.stop()
-            return result
-        } catch {
-            await display.stop()
-            throw error
-        }
+        return try await withCleanup({ try await body(display) }, cleanup: display.stop)
     }
 
     private init() async throws {
@@ -59,20 +52,16 @@ public final class DesktopApp: Sendable {
         self.display = display
     }
 
-    /// The next line the app prints on standard output, or `nil` once it has closed it.
+    /// The next line the app prints on standard output; `nil` once it has closed it, or after a minute without one.
     public func nextLine() async -> String? {
-        await ChildProcess.nextLine(process.output!)
+        await ChildProcess.nextLine(process.output!, before: ContinuousClock.now + .seconds(60))
     }
 
-    /// Reads lines until one satisfies `wanted`, and returns it; `nil` if the app exits first, or is stopped after a
-    /// minute without such a line (a test then fails instead of waiting for ever).
+    /// Reads lines until one satisfies `wanted`, and returns it; `nil` if the app exits first, or prints no such line
+    /// within a minute (a test then fails instead of waiting for ever).
     public func line(where wanted: (String) -> Bool) async -> String? {
-        let watchdog = Task { [self] in
-            try await Task.sleep(for: .seconds(60))
-            await stop()
-        }
-        defer { watchdog.cancel() }
-        while let line = await nextLine() {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while let line = await ChildProcess.nextLine(process.output!, before: deadline) {
             if wanted(line) { return line }
         }
         return nil

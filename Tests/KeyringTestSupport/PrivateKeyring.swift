@@ -60,7 +60,7 @@ public final class PrivateKeyring: Sendable {
         if case .restored(let backup) = start { password = backup.password }
         if case .keePassXC = provider { password = KeePassXC.password }
         let keyring = try await PrivateKeyring(provider: provider, password: password, displaylessPrompter: displaylessPrompter)
-        do {
+        return try await withCleanup({
             switch start {
             case .unlocked: try await keyring.startDaemon(unlock: true)
             case .noKeyring: try await keyring.startDaemon(unlock: false)
@@ -69,13 +69,8 @@ public final class PrivateKeyring: Sendable {
                 try keyring.restoreFiles(backup)
                 try await keyring.startDaemon(unlock: true)
             }
-            let result = try await body(keyring)
-            await keyring.shutDown()
-            return result
-        } catch {
-            await keyring.shutDown()
-            throw error
-        }
+            return try await body(keyring)
+        }, cleanup: keyring.shutDown)
     }
 
     private init(provider: SecretServiceProvider, password: String?, displaylessPrompter: Bool) async throws {

@@ -43,15 +43,10 @@ public final class PrivateTPM: Sendable {
         }
         return try await turns.withSlot {
             let tpm = PrivateTPM(port: port, busName: String(busName))
-            do {
+            return try await withCleanup({
                 try await tpm.replace()
-                let result = try await body(tpm)
-                await tpm.remove()
-                return result
-            } catch {
-                await tpm.remove()
-                throw error
-            }
+                return try await body(tpm)
+            }, cleanup: tpm.remove)
         }
     }
 

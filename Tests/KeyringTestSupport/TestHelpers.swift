@@ -11,6 +11,18 @@ public func thrownError(_ body: () async throws -> some Any) async -> (any Error
     }
 }
 
+/// Runs `body`, then `cleanup` whether `body` returned or threw (a `defer` cannot await).
+public func withCleanup<Result>(_ body: () async throws -> Result, cleanup: () async -> Void) async throws -> Result {
+    do {
+        let result = try await body()
+        await cleanup()
+        return result
+    } catch {
+        await cleanup()
+        throw error
+    }
+}
+
 /// An access group no other test uses, named after the calling test.
 public func uniqueGroup(_ name: String = #function) -> String {
     "test.\(name.prefix(while: { $0 != "(" })).\(UUID().uuidString.prefix(8))"
