@@ -89,17 +89,26 @@ public final class PrivateTPM: Sendable {
             "--flags", "not-need-init,startup-clear",
         ], environment: environment)
         try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
-        try launch("tpm2-abrmd", [
+        let manager = try launch("tpm2-abrmd", [
             "--allow-root", "--dbus-name=\(busName)", "--tcti=swtpm:host=127.0.0.1,port=\(port)",
         ], environment: environment)
-        let wait = try await ChildProcess.run("gdbus", ["wait", "--system", "--timeout", "30", busName], environment: environment)
-        guard wait.status == 0 else { throw Failure(description: "tpm2-abrmd did not appear on the system bus: \(wait.errorText)") }
+        // The name owned by this manager, not merely owned: after a restart the bus may not yet have dropped the name
+        // of the one just killed, and a client would then reach nobody.
+        let bus = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+        try await waitUntil("tpm2-abrmd (process \(manager.pid)) owns \(busName)", timeout: .seconds(30)) {
+            let owner = try? await BusCall.call(
+                bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                method: "GetConnectionUnixProcessID", arguments: [busName])
+            return owner == "(\(manager.pid),)"
+        }
     }
 
     /// Starts `executable`, its output discarded, as one of the processes ``stop()`` kills.
-    private func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+    @discardableResult
+    private func launch(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> SpawnedProcess {
         let process = try ChildProcess.spawn(executable, arguments, environment: environment)
         running.withLock { $0.append(process) }
+        return process
     }
 
     private func remove() async {
