@@ -173,13 +173,13 @@ _deviceid() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|help)
+    id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|doctor|help)
         # Offer subcommand argument completions
         "_deviceid_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign token activate-credential info delete help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'id regenerate uuid app-id public-key sign token activate-credential info delete doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -434,6 +434,39 @@ _deviceid_info() {
 _deviceid_delete() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --all --force --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
+    __deviceid_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--access-group')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--account')
+        return
+        ;;
+    '--key-type')
+        __deviceid_add_completions -W 'rsa'$'\n''p256'
+        return
+        ;;
+    '--key-size')
+        __deviceid_add_completions -W '2048'$'\n''3072'$'\n''4096'
+        return
+        ;;
+    '--key-protection')
+        __deviceid_add_completions -W 'keyring'$'\n''tpm'
+        return
+        ;;
+    esac
+}
+
+_deviceid_doctor() {
+    repeating_flags=()
+    non_repeating_flags=(--non-interactive --high-security --no-encryption --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection)
     __deviceid_offer_flags_options 0

@@ -60,13 +60,14 @@ _deviceid() {
             'activate-credential:Release a credential a verifier sealed to this machine'\''s TPM; print it as base64 for the verifier.'
             'info:Print the identity as one JSON object.'
             'delete:Delete the identity (and any legacy identifier) for good; with --all, every item swift-deviceid keeps in the group.'
+            'doctor:Explain whether the identity can be read or created here, and what to fix when it cannot.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|help)
+        id|regenerate|uuid|app-id|public-key|sign|token|activate-credential|info|delete|doctor|help)
             "_deviceid_${words[1]}" && ret=0
             ;;
         esac
@@ -293,6 +294,30 @@ _deviceid_delete() {
         '--json[Print a JSON object instead of plain text.]'
         '--all[Also remove the group'\''s UUID identifier and encryption key (values other programs sealed with it become unreadable).]'
         '--force[With --all\: remove without asking, for scripts.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_deviceid_doctor() {
+    local -i ret=1
+    local -ar ___key_type=('rsa' 'p256')
+    local -ar ___key_size=('2048' '3072' '4096')
+    local -ar ___key_protection=('keyring' 'tpm')
+    local -ar arg_specs=(
+        '--access-group[The access group (keyring `service` attribute) programs share the identity through. (default\: $DEVICEID_ACCESS_GROUP, else `deviceid`)]:access-group:'
+        '--non-interactive[Never show an unlock prompt\: a locked keyring is an error at once.]'
+        '--timeout[Give up after this many seconds, for the whole command (lock waits and prompts included).]:timeout:'
+        '--account[The keyring account of the identity. (default\: swift-deviceid.device-identifier)]:account:'
+        '--key-type[The key type of a new identity\: rsa or p256. (default\: rsa)]:key-type:{__deviceid_complete "${___key_type[@]}"}'
+        '--key-size[RSA key size for a new identity\: 2048, 3072 or 4096. (default\: 2048)]:key-size:{__deviceid_complete "${___key_size[@]}"}'
+        '--key-protection[Where a new identity'\''s private key lives\: keyring, or tpm (generated in the TPM 2.0, never exportable; P-256 unless --key-type rsa, which is 2048 bits then). (default\: keyring)]:key-protection:{__deviceid_complete "${___key_protection[@]}"}'
+        '--high-security[4096-bit key, under its own account (the library'\''s .highSecurity).]'
+        '--no-encryption[The identity is stored unencrypted (the keyring'\''s own protection only).]'
+        '--json[Print a JSON object instead of plain text.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

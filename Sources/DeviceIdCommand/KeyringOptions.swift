@@ -30,7 +30,8 @@ struct KeyringOptions: ParsableArguments {
         KeyringClient(unlockPolicy: nonInteractive ? .nonInteractive : .interactive, timeout: duration)
     }
 
-    private var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
+    /// `--timeout` as a duration.
+    var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
 
     /// Runs `body` within `--timeout` (the whole of it: lock waits, every keyring call, prompts), cancelling it
     /// when the time is up; failures come out as ``CommandFailure``s in the command's own words.

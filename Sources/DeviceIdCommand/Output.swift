@@ -27,12 +27,17 @@ enum Output {
     /// Prints `text` alone, or `fields` as one JSON object when `json` is set.
     static func emit(_ text: String, json: Bool, _ fields: [String: Value]) throws {
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(fields), as: UTF8.self))
+            try printJSON(fields)
         } else {
             print(text)
         }
+    }
+
+    /// Prints `value` as one line of JSON, its members sorted.
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
     /// Writes one line to standard error.

@@ -12,7 +12,7 @@ struct SandboxDetectionTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("flatpak-info")
         if let flatpakInfo { try flatpakInfo.write(to: path, atomically: true, encoding: .utf8) }
-        return SandboxDetection.usesKeyringFile(environment: environment, flatpakInfo: path.path, moved: moved)
+        return SandboxDetection.choice(environment: environment, flatpakInfo: path.path, moved: moved).usesKeyringFile
     }
 
     @Test("Outside a sandbox: the Secret Service; SECRET_BACKEND decides over everything")

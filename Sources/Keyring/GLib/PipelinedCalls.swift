@@ -30,9 +30,10 @@ extension OpenService {
 
 /// Calls sent at once on a connection, their replies collected on the sending thread.
 enum Pipeline {
-    /// Sends `calls` to `destination` and waits for every reply; returns each call's outcome, in order.
+    /// Sends `calls` to `destination` and waits for every reply; returns each call's outcome, in order. With
+    /// `autoStart`, D-Bus activation may start the destination first.
     static func send(
-        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, _ call: CallContext
+        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, autoStart: Bool = false, _ call: CallContext
     ) -> [MethodReply] {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
@@ -46,7 +47,7 @@ enum Pipeline {
             let slot = Unmanaged.passRetained(Batch.Slot(batch: batch, index: index, call: method))
             g_dbus_connection_call(
                 connection, destination, method.path, method.interface, method.method, method.parameters, nil,
-                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
+                autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
                 { source, result, slot in
                     let slot = Unmanaged<Batch.Slot>.fromOpaque(slot!).takeRetainedValue()
                     var error: UnsafeMutablePointer<GError>?

@@ -31,7 +31,7 @@ final class PortalResponseWatch {
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return }
         self.connection = connection
         subscription = g_dbus_connection_signal_subscribe(
-            connection, "org.freedesktop.portal.Desktop", "org.freedesktop.portal.Request", "Response", nil, nil,
+            connection, SecretPortalNames.busName, SecretPortalNames.request, "Response", nil, nil,
             G_DBUS_SIGNAL_FLAGS_NO_MATCH_RULE, { _, _, _, _, _, _, watch in
                 Unmanaged<PortalResponseWatch>.fromOpaque(watch!).takeUnretainedValue().answered = .now
             }, Unmanaged.passUnretained(self).toOpaque(), nil)

@@ -11,29 +11,57 @@ import Synchronization
 /// The decision never depends on whether a service answers now: a host keyring that is down for a moment must
 /// not send an app to an empty file, where its identity would look absent.
 package enum SandboxDetection {
+    /// Where a process keeps items, and why.
+    package struct Choice: Sendable, Hashable {
+        /// Whether clients of the session bus use the keyring file.
+        package let usesKeyringFile: Bool
+        /// What decided, in a few words.
+        package let reason: String
+    }
+
     /// Whether clients of the session bus use the keyring file in this process.
     static var usesKeyringFile: Bool { decision.load(ordering: .acquiring) }
 
-    private static let decision = Atomic<Bool>(usesKeyringFile(
-        environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info",
-        moved: FileManager.default.fileExists(atPath: movedMark)))
+    private static let decision = Atomic<Bool>(choice.usesKeyringFile)
 
-    /// The decision for `environment`, the Flatpak metadata at `flatpakInfo`, and whether the items were moved.
-    package static func usesKeyringFile(environment: [String: String], flatpakInfo: String, moved: Bool) -> Bool {
+    /// The choice this process's environment, Flatpak metadata and mark of a move make.
+    static var choice: Choice {
+        choice(environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info",
+               moved: FileManager.default.fileExists(atPath: movedMark))
+    }
+
+    /// The choice for `environment`, the Flatpak metadata at `flatpakInfo`, and whether the items were moved.
+    package static func choice(environment: [String: String], flatpakInfo: String, moved: Bool) -> Choice {
         switch environment["SECRET_BACKEND"] {
-        case "file": return true
-        case "service": return false
+        case "file": return Choice(usesKeyringFile: true, reason: "SECRET_BACKEND=file")
+        case "service": return Choice(usesKeyringFile: false, reason: "SECRET_BACKEND=service")
         default: break
         }
-        guard isSandboxed(environment: environment, flatpakInfo: flatpakInfo) else { return false }
-        return !FileManager.default.fileExists(atPath: flatpakInfo) || moved || !flatpakReachesSecretService(flatpakInfo)
+        guard isSandboxed(environment: environment, flatpakInfo: flatpakInfo) else {
+            return Choice(usesKeyringFile: false, reason: "not in a Flatpak or Snap sandbox")
+        }
+        guard FileManager.default.fileExists(atPath: flatpakInfo) else {
+            return Choice(usesKeyringFile: true, reason: "in a Snap (SNAP_NAME is set)")
+        }
+        if moved { return Choice(usesKeyringFile: true, reason: "in a Flatpak whose items were moved to its keyring file") }
+        if flatpakReachesSecretService(flatpakInfo) {
+            return Choice(usesKeyringFile: false, reason: "in a Flatpak allowed to talk to \(SecretServiceNames.busName)")
+        }
+        return Choice(usesKeyringFile: true, reason: "in a Flatpak, which may not talk to \(SecretServiceNames.busName)")
     }
 
     /// Whether the process runs in a Flatpak (`flatpakInfo` exists) or a Snap (`SNAP_NAME`), as libsecret tells.
     static func isSandboxed(
         environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
     ) -> Bool {
-        FileManager.default.fileExists(atPath: flatpakInfo) || environment["SNAP_NAME"] != nil
+        sandbox(environment: environment, flatpakInfo: flatpakInfo) != nil
+    }
+
+    /// `flatpak` or `snap` when the process runs in one (as ``isSandboxed(environment:flatpakInfo:)`` tells), else `nil`.
+    package static func sandbox(
+        environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
+    ) -> String? {
+        FileManager.default.fileExists(atPath: flatpakInfo) ? "flatpak" : environment["SNAP_NAME"] != nil ? "snap" : nil
     }
 
     /// The mark a move of the items into the keyring file leaves beside it.

@@ -75,6 +75,11 @@ extension MethodCall {
             parameters: g_variant_new_tuple(&arguments, 1), replyType: "(ao)")
     }
 
+    /// The `Label` property of the collection at `path`.
+    static func collectionLabel(_ path: String) -> MethodCall {
+        property("Label", of: path, interface: SecretServiceNames.Interface.collection)
+    }
+
     /// The `Locked` property of the collection at `path`.
     static func collectionLocked(_ path: String) -> MethodCall {
         property("Locked", of: path, interface: SecretServiceNames.Interface.collection)

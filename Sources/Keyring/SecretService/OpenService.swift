@@ -61,8 +61,7 @@ final class OpenService: @unchecked Sendable {
     deinit {
         replies.detach(from: connection, filter: replyFilter)
         libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
-        g_dbus_connection_close(connection, nil, nil, nil)
-        g_object_unref(UnsafeMutableRawPointer(connection))
+        BusConnection.close(connection)
     }
 
     /// libsecret's proxy on our connection, made on first need (an encrypted session's secrets are coded with it).

@@ -80,17 +80,47 @@ extension OpenService {
 
     /// The collection path an alias points to, or `nil` when the alias is not set. The D-Bus method is `Service.ReadAlias`.
     func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
-        var arguments: [OpaquePointer?] = [g_variant_new_string(alias)]
-        let reply = try callMethod(
-            "ReadAlias", on: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
-            g_variant_new_tuple(&arguments, 1), returning: "(o)", call)
+        let reply = try send(.readAlias(alias), call)
         defer { g_variant_unref(reply) }
         let target = GLibValues.objectPaths(inTuple: reply)[0]
         return target == SecretServiceNames.noObject ? nil : target
     }
 }
 
+extension OpenService {
+    /// Every collection, with its label and lock state and whether the `default` alias points to it; one that goes
+    /// away meanwhile is left out. Never prompts. D-Bus: the Service's `Collections` property, then `ReadAlias` and
+    /// each collection's `Label` and `Locked` properties, pipelined.
+    func collectionStates(_ call: CallContext) throws -> [KeyringCollectionState] {
+        let list = try send(.collections, call)
+        defer { g_variant_unref(list) }
+        let paths = try Self.collectionPaths(in: list)
+        let outcomes = callEach([.readAlias(KeyringCollection.default.alias)] + paths.flatMap { [.collectionLabel($0), .collectionLocked($0)] }, call)
+        defer { Pipeline.release(outcomes) }
+        let defaultPath = GLibValues.objectPaths(inTuple: try outcomes[0].get()).first
+        return try paths.enumerated().compactMap { index, path in
+            do {
+                let label = try Self.unboxed(try outcomes[1 + 2 * index].get(), "s")
+                defer { g_variant_unref(label) }
+                return KeyringCollectionState(
+                    path: path, label: String(cString: g_variant_get_string(label, nil)),
+                    isLocked: try Self.lockState(in: outcomes[2 + 2 * index].get()), isDefault: path == defaultPath)
+            } catch let failure as GLibFailure where failure.isNoSuchObject {
+                return nil
+            }
+        }
+    }
+}
+
 extension MethodCall {
+    /// `Service.ReadAlias`: the collection an alias points to (`/` for none).
+    static func readAlias(_ alias: String) -> MethodCall {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(alias)]
+        return MethodCall(
+            method: "ReadAlias", path: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
+            parameters: g_variant_new_tuple(&arguments, 1), replyType: "(o)")
+    }
+
     /// The service's `Collections` property.
     static var collections: MethodCall {
         property("Collections", of: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service)

@@ -69,17 +69,7 @@ final class ServiceConnection: Sendable {
 
     private func open(_ call: CallContext) throws -> OpenService {
         if let service = current.withLock({ $0 }) { return service }
-        call.armDeadline()
-        let address = try bus.resolve()
-        let flags = GDBusConnectionFlags(
-            G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
-        let connection: OpaquePointer
-        do {
-            connection = try gCall { g_dbus_connection_new_for_address_sync(address, flags, nil, call.cancellable, $0) }!
-        } catch var failure as GLibFailure {
-            failure.connectingTo = address
-            throw failure
-        }
+        let connection = try BusConnection.open(bus, call)
         let opened: OpenService
         do {
             switch transport {
@@ -95,8 +85,7 @@ final class ServiceConnection: Sendable {
                 opened = OpenService(connection: connection, negotiated: proxy)
             }
         } catch {
-            g_dbus_connection_close(connection, nil, nil, nil)
-            g_object_unref(UnsafeMutableRawPointer(connection))
+            BusConnection.close(connection)
             throw error
         }
         // Two threads may open at once: the first one stored wins, the other is released.

@@ -1,0 +1,20 @@
+import Keyring
+import OpenSSLSupport
+
+/// Whether this process can use the TPM for identities kept there, asked as a TPM-held identity asks it.
+package enum TPMAccess {
+    /// Opens the TPM through OpenSSL's `tpm2` provider — the one `TPM2OPENSSL_TCTI` names, else `/dev/tpmrm0` — which
+    /// reaches the TPM itself; throws ``DeviceIdentifierError/tpmUnavailable(_:)``, saying what to do, when it cannot.
+    /// The TPM stays open for the process's later calls, as after any use. A TPM that does not answer within
+    /// `timeout` counts as unavailable (the attempt goes on in the background).
+    package static func check(timeout: Duration) async throws {
+        let silent = DeviceIdentifierError.tpmUnavailable("it did not answer within \(timeout): check that the TPM (or its resource manager) is running")
+        try await WorkerThreads.run(abandoningAfter: timeout, timedOut: silent) {
+            do {
+                _ = try TPM.shared()
+            } catch {
+                throw DeviceIdentifierError.wrapping(error)
+            }
+        }
+    }
+}

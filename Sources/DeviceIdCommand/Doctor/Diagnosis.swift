@@ -1,0 +1,219 @@
+import DeviceId
+import FoundationEssentials
+import Keyring
+import Logging
+import SecureStorage
+
+/// What `deviceid doctor` found: each part of the way from this process to the identity, and the problems that block it.
+/// It is `deviceid doctor --json`'s object.
+struct Diagnosis: Encodable {
+    /// Where items are kept.
+    enum Backend: String, Encodable {
+        case secretService = "secret-service", keyringFile = "keyring-file"
+    }
+
+    /// Where this process keeps items, and why.
+    struct Place: Encodable {
+        var backend: Backend
+        /// What decided.
+        var reason: String
+        /// `flatpak`, `snap`, or `nil` outside a sandbox.
+        var sandbox: String?
+        /// The keyring file, when items are kept there.
+        var keyringFile: String?
+    }
+
+    /// The program that answers for the Secret Service.
+    struct Provider: Encodable {
+        var busName: String
+        var processID: Int32?
+        var executable: String?
+        /// GNOME Keyring, KeePassXC, KWallet, oo7…
+        var product: String?
+        /// The installed package's version, when the package database knows the executable.
+        var version: String?
+    }
+
+    /// A collection, as the Secret Service lists it.
+    struct Collection: Encodable {
+        var name: String
+        var label: String
+        var locked: Bool
+        var isDefault: Bool
+    }
+
+    /// Whether the Secret portal answers: it hands a sandboxed app the key to its keyring file.
+    struct Portal: Encodable {
+        var version: Int?
+        var problem: String?
+    }
+
+    /// An item of the access group: what describes it, never its secret.
+    struct Item: Encodable {
+        var label: String
+        var account: String
+        var collection: String
+        var locked: Bool
+    }
+
+    /// Whether the identity is there.
+    enum IdentityState: String, Encodable {
+        /// Read.
+        case present
+        /// The keyring definitely holds none.
+        case absent
+        /// Not read: see the problems.
+        case unreadable
+    }
+
+    /// The identity the options describe.
+    struct Identity: Encodable {
+        var state: IdentityState
+        var id: String?
+        var keyType: String?
+        var keyProtection: String?
+        var encrypted: Bool
+    }
+
+    /// Something that keeps the identity from being read or created here, what to do about it, and the exit code
+    /// `deviceid id` would give.
+    struct Problem: Encodable {
+        var message: String
+        var exitCode: Int32
+    }
+
+    var accessGroup: String
+    var place: Place
+    var provider: Provider?
+    /// Why the Secret Service could not be asked, when it could not.
+    var serviceProblem: String?
+    var collections: [Collection] = []
+    var portal: Portal
+    var tpm: TPMReport
+    var items: [Item]?
+    var itemsProblem: String?
+    var identity: Identity
+    var problems: [Problem] = []
+
+    /// 0 when the identity can be read or created here; else the first problem's exit code.
+    var exitCode: Int32 { problems.first?.exitCode ?? 0 }
+}
+
+extension Diagnosis {
+    /// Asks every part in turn, never prompting and never writing. Once the Secret Service has not answered within the
+    /// timeout, it is asked nothing more.
+    static func make(_ options: IdentityOptions) async -> Diagnosis {
+        let configuration = options.configuration
+        let group = configuration.accessGroup
+        let timeout = options.keyringOptions.duration
+        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: timeout)
+        let context = CommandFailure.Context(
+            accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyring.keyringFilePath)
+
+        var diagnosis = Diagnosis(
+            accessGroup: group.rawValue,
+            place: Place(backend: keyring.keyringFilePath == nil ? .secretService : .keyringFile, reason: keyring.placeReason,
+                         sandbox: SandboxDetection.sandbox(), keyringFile: keyring.keyringFilePath),
+            portal: Portal(), tpm: await TPMReport.look(timeout: timeout),
+            identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
+        var serviceAnswers = true
+        if keyring.keyringFilePath == nil {
+            do {
+                // Asked first: a provider D-Bus can start is started here, as any client's first call starts it.
+                diagnosis.collections = try await keyring.collections().map {
+                    Collection(name: $0.name, label: $0.label, locked: $0.isLocked, isDefault: $0.isDefault)
+                }
+            } catch {
+                diagnosis.serviceProblem = String(describing: error)
+                diagnosis.problems.append(Problem(CommandFailure(error, context: context)))
+                serviceAnswers = !Self.gaveUp(error)
+            }
+            if let provider = try? await keyring.provider() {
+                var version: String?
+                if let executable = provider.executable {
+                    version = try? await WorkerThreads.run { ProviderProgram.packageVersion(of: executable) }
+                }
+                diagnosis.provider = Provider(
+                    busName: provider.busName, processID: provider.processID, executable: provider.executable,
+                    product: provider.executable.flatMap(ProviderProgram.product(of:)), version: version)
+            }
+        }
+        do {
+            diagnosis.portal.version = try await keyring.secretPortalVersion()
+        } catch KeyringError.portalUnavailable(let detail) {
+            diagnosis.portal.problem = detail
+        } catch {
+            diagnosis.portal.problem = String(describing: error)
+        }
+        guard serviceAnswers else { return diagnosis }
+
+        do {
+            diagnosis.items = try await keyring.items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
+                Item(label: $0.label, account: $0.attributes[KeyringSchema.accountAttribute] ?? "", collection: $0.collection, locked: $0.isLocked)
+            }
+        } catch {
+            diagnosis.itemsProblem = String(describing: error)
+        }
+        do {
+            let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid"))
+            let identity = try await identifier.existingIdentity()
+            diagnosis.identity = Identity(
+                state: .present, id: identity.id, keyType: identity.publicKey?.keyType.rawValue,
+                keyProtection: identity.keyProtection.rawValue, encrypted: configuration.useEncryption)
+        } catch DeviceIdentifierError.keychainItemNotFound {
+            diagnosis.identity.state = .absent
+            diagnosis.problems += diagnosis.creationProblems(configuration)
+        } catch {
+            if diagnosis.problems.isEmpty { diagnosis.problems.append(Problem(error, context: context)) }
+        }
+        return diagnosis
+    }
+
+    /// What would keep `deviceid id` from creating the identity, which is absent.
+    private func creationProblems(_ configuration: DeviceIdentifierConfiguration) -> [Problem] {
+        var problems: [Problem] = []
+        if place.keyringFile == nil {
+            if let target = collections.first(where: \.isDefault) {
+                if target.locked { problems.append(Problem(locked: target.name)) }
+            } else {
+                problems.append(Problem(CommandFailure(KeyringError.noDefaultCollection(alias: KeyringCollection.default.alias))))
+            }
+        }
+        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(message: problem, exitCode: 69)) }
+        return problems
+    }
+
+    /// Whether `error` means the Secret Service did not answer in time: asking it more would only wait again.
+    private static func gaveUp(_ error: any Error) -> Bool {
+        if case .timedOut = error as? KeyringError { return true }
+        return false
+    }
+}
+
+extension Diagnosis.Problem {
+    /// The problem a failure is, in the command's words.
+    init(_ failure: CommandFailure) {
+        self.init(message: failure.message, exitCode: failure.exitCode)
+    }
+
+    /// The problem `error` is; a locked keyring is said as `doctor` says it (it never prompts).
+    init(_ error: any Error, context: CommandFailure.Context) {
+        let keyring = (error as? KeyringError) ?? {
+            if case .keychainUnexpectedStatus(let keyring) = error as? DeviceIdentifierError { return keyring }
+            return nil
+        }()
+        if case .locked(let collection) = keyring {
+            self.init(locked: collection)
+        } else {
+            self.init(CommandFailure(error, context: context))
+        }
+    }
+
+    /// A locked collection.
+    init(locked collection: String?) {
+        self.init(
+            message: "the keyring\(collection.map { " '\($0)'" } ?? "") is locked: unlock it (log in again, or open your keyring's "
+                + "manager: Seahorse, KeePassXC, KWallet), or run `deviceid id`, which asks for its password",
+            exitCode: CommandFailure.exitCode(for: KeyringError.locked(collection: collection)))
+    }
+}

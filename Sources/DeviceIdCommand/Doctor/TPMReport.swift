@@ -1,0 +1,42 @@
+import DeviceId
+import Glibc
+
+/// Whether this process can use a TPM, and the facts a user needs to fix it when it cannot.
+struct TPMReport: Encodable {
+    /// `TPM2OPENSSL_TCTI`, when it names the TPM to use.
+    var tcti: String?
+    /// The kernel's TPM device, when there is one: `/dev/tpmrm0` (the resource manager) or `/dev/tpm0`.
+    var device: String?
+    /// The device's owner, group and mode, as `ls -l` shows them (`root:tss 0660`).
+    var deviceAccess: String?
+    /// Whether OpenSSL's `tpm2` provider reached the TPM.
+    var reachable: Bool
+    /// Why it did not, and what to do.
+    var problem: String?
+
+    /// Looks: the environment and the device first, then a real open of the TPM, bounded by `timeout`.
+    static func look(timeout: Duration) async -> TPMReport {
+        let device = ["/dev/tpmrm0", "/dev/tpm0"].first { (path: String) in access(path, F_OK) == 0 }
+        var report = TPMReport(
+            tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }, device: device,
+            deviceAccess: device.flatMap(Self.ownership(of:)), reachable: false)
+        do {
+            try await TPMAccess.check(timeout: timeout)
+            report.reachable = true
+        } catch DeviceIdentifierError.tpmUnavailable(let detail) {
+            report.problem = detail
+        } catch {
+            report.problem = String(describing: error)
+        }
+        return report
+    }
+
+    /// `owner:group mode` of `path`.
+    private static func ownership(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let owner = getpwuid(info.st_uid).map { String(cString: $0.pointee.pw_name) } ?? String(info.st_uid)
+        let group = getgrgid(info.st_gid).map { String(cString: $0.pointee.gr_name) } ?? String(info.st_gid)
+        return "\(owner):\(group) 0\(String(info.st_mode & 0o777, radix: 8))"
+    }
+}

@@ -1,0 +1,83 @@
+import CLibSecret
+import FoundationEssentials
+
+/// What a user needs to see when nothing works: which program answers, which collections it has and whether they are
+/// locked, where this process keeps items and why, and whether the Secret portal answers. None of these calls
+/// prompts, and none reads a secret.
+extension KeyringClient {
+    /// The program that owns `org.freedesktop.secrets` on ``bus`` now, or `nil` when none does (asking starts none).
+    /// D-Bus: the bus daemon's `GetNameOwner` and `GetConnectionUnixProcessID`, on a connection of its own.
+    public func provider() async throws -> KeyringProvider? {
+        let bus = bus
+        return try await BlockingExecutor.run(timeout: timeout) { call in
+            try BusConnection.with(bus, call) { connection in
+                let owner: String
+                do {
+                    owner = try Self.first(of: BusConnection.call(
+                        connection, SecretServiceNames.Bus.name, .nameOwner(SecretServiceNames.busName), call)) {
+                        String(cString: g_variant_get_string($0, nil))
+                    }
+                } catch let failure as GLibFailure where failure.meansServiceWentAway {
+                    return nil
+                }
+                let pid = (try? BusConnection.call(connection, SecretServiceNames.Bus.name, .processID(of: owner), call)).map {
+                    Self.first(of: $0) { Int32(bitPattern: g_variant_get_uint32($0)) }
+                }
+                return KeyringProvider(busName: owner, processID: pid, executable: pid.flatMap(Self.executable(ofProcess:)))
+            }
+        }
+    }
+
+    /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
+    /// — with its label, its lock state and whether `default` points to it. Never prompts.
+    public func collections() async throws -> [KeyringCollectionState] {
+        try await perform { service, call in try service.collectionStates(call) }
+    }
+
+    /// The version of the Secret portal (`org.freedesktop.portal.Secret`) on ``bus``: the portal that hands a
+    /// sandboxed app the key to its keyring file. Throws ``KeyringError/portalUnavailable(_:)`` when none answers.
+    /// D-Bus: its `version` property, on a connection of its own (D-Bus activation may start the portal, as an app's
+    /// first request would).
+    public func secretPortalVersion() async throws -> Int {
+        let bus = bus
+        do {
+            return try await BlockingExecutor.run(timeout: timeout) { call in
+                try BusConnection.with(bus, call) { connection in
+                    let reply = try BusConnection.call(connection, SecretPortalNames.busName, .secretPortalVersion, call)
+                    defer { g_variant_unref(reply) }
+                    let value = try OpenService.unboxed(reply, "u")
+                    defer { g_variant_unref(value) }
+                    return Int(g_variant_get_uint32(value))
+                }
+            }
+        } catch let error as KeyringError {
+            switch error {
+            case .timedOut, .cancelled, .noSessionBus: throw error
+            case .serviceUnavailable(let detail), .other(_, _, let detail): throw KeyringError.portalUnavailable(detail)
+            default: throw KeyringError.portalUnavailable(error.description)
+            }
+        }
+    }
+
+    /// Why this process keeps items where it does (``keyringFilePath``): the environment variable, the sandbox and
+    /// its permissions that decided, in a few words.
+    package var placeReason: String {
+        bus == .session ? SandboxDetection.choice.reason : "the client was given an explicit bus address"
+    }
+
+    /// `read` of the first value in `reply`; releases the reply.
+    private static func first<Value>(of reply: OpaquePointer, _ read: (OpaquePointer) -> Value) -> Value {
+        defer { g_variant_unref(reply) }
+        let value = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(value) }
+        return read(value)
+    }
+
+    /// The executable of process `pid`, when this user may read it.
+    private static func executable(ofProcess pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

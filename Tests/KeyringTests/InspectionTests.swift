@@ -1,0 +1,53 @@
+import Foundation
+import Keyring
+import KeyringTestSupport
+import Testing
+
+@Suite("Which keyring answers: the provider's process, the collections and their lock state, the Secret portal")
+struct InspectionTests {
+    static func executableName(of provider: SecretServiceProvider) -> String {
+        switch provider {
+        case .gnomeKeyring: "gnome-keyring-daemon"
+        case .keePassXC: "keepassxc"
+        case .kWallet: "kwalletd5"
+        }
+    }
+
+    @Test("provider() names the process owning org.freedesktop.secrets; collections() shows the default, locked or not, never unlocking", arguments: SecretServiceProvider.allLockModes)
+    func provider(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client(unlockPolicy: .interactive)
+            let owner = try #require(try await client.provider())
+            #expect(owner.busName.hasPrefix(":") && owner.processID != nil)
+            #expect(owner.executable?.hasSuffix("/" + Self.executableName(of: provider)) == true, "\(owner)")
+
+            let unlocked = try await client.collections()
+            #expect(unlocked.filter(\.isDefault).map(\.name) == [provider.defaultCollection], "\(unlocked)")
+            #expect(unlocked.first(where: \.isDefault).map { !$0.isLocked && !$0.label.isEmpty } == true)
+
+            try await keyring.lock()
+            let unlocks = try await keyring.watchCalls(to: "Unlock")
+            let locked = try await client.collections()
+            #expect(locked.first(where: \.isDefault)?.isLocked == true, "\(locked)")
+            #expect(try await unlocks.callCount() == 0)
+        }
+    }
+
+    @Test("No provider: provider() is nil and collections() is serviceUnavailable; the Secret portal answers once it runs")
+    func noProviderAndPortal() async throws {
+        try await PrivateKeyring.with(.busOnly) { keyring in
+            let client = keyring.client()
+            let owner = try await client.provider()
+            #expect(owner == nil)
+            let error = await keyringError { try await client.collections() }
+            #expect({ if case .serviceUnavailable = error { true } else { false } }(), "\(String(describing: error))")
+        }
+        try await PrivateKeyring.with { keyring in
+            let client = keyring.client()
+            let error = await keyringError { try await client.secretPortalVersion() }
+            #expect({ if case .portalUnavailable = error { true } else { false } }(), "\(String(describing: error))")
+            _ = try await keyring.startSecretPortal()
+            #expect(try await client.secretPortalVersion() >= 1)
+        }
+    }
+}
