@@ -38,8 +38,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     ///     same access group.
     ///   - logger: where to log what happens (never key material): generation, adoption, regeneration. `nil`, the
     ///     default, logs nothing, as Ping's SDK; pass `Logger(label:)` to see them through your swift-log setup.
-    /// - Throws: ``DeviceIdentifierError/invalidKeySize(_:)``, or
-    ///   ``DeviceIdentifierError/encryptionInitializationFailed(_:)``.
+    /// - Throws: ``DeviceIdentifierError/invalidKeySize(_:)``, ``DeviceIdentifierError/invalidKeyProtection(_:)`` or
+    ///   ``DeviceIdentifierError/invalidAccount(_:)`` for a configuration that cannot be used.
     public init(
         configuration: DeviceIdentifierConfiguration = .default,
         keyring: KeyringClient = KeyringClient(),

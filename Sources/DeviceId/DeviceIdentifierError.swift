@@ -5,9 +5,6 @@ import SecureStorage
 /// Why an identifier could not be produced: Ping's cases, and what Linux adds. The stored identity is never
 /// replaced because of any of them.
 public enum DeviceIdentifierError: Error, Sendable, Hashable {
-    /// The encryptor could not be set up (the detail says why). Kept for source compatibility with Ping's API:
-    /// never thrown here, where setting up the encryptor cannot fail (a missing key is reported when it is used).
-    case encryptionInitializationFailed(String)
     /// OpenSSL could not generate a key pair (the detail is its reason); nothing was written.
     case keyGenerationFailed(String)
     /// The bytes given as a public key are not exactly one PKCS#1 RSA public key (the detail says why).
@@ -110,8 +107,6 @@ extension DeviceIdentifierError: CustomStringConvertible {
     /// replacing an identity that may still be recovered.
     public var description: String {
         switch self {
-        case .encryptionInitializationFailed(let detail):
-            "the encryptor could not be set up (\(detail)); check the access group, or turn encryption off"
         case .keyGenerationFailed(let detail):
             "OpenSSL could not generate the key pair (\(detail)); nothing was written"
         case .invalidPublicKey(let detail):

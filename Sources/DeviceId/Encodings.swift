@@ -1,8 +1,8 @@
 import FoundationEssentials
 
 extension Sequence<UInt8> {
-    /// Lowercase hexadecimal.
-    var hexString: String {
+    /// Lowercase hexadecimal, as identifiers are written.
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
@@ -11,9 +11,6 @@ extension Sequence<UInt8> {
 }
 
 extension Data {
-    /// Lowercase hexadecimal, as identifiers are written.
-    package var hexEncoded: String { hexString }
-
     /// Base64url without padding (RFC 7515), as JOSE signatures and thumbprints are written.
     package var base64URLEncoded: String {
         String(base64EncodedString().compactMap { character -> Character? in

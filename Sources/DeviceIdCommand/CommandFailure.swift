@@ -15,11 +15,14 @@ struct CommandFailure: Error {
     }
 
     let message: String
-    let exitCode: Int32
+    let status: ExitStatus
 
-    init(message: String, exitCode: Int32) {
+    /// The process's exit code.
+    var exitCode: Int32 { status.rawValue }
+
+    init(message: String, status: ExitStatus) {
         self.message = message
-        self.exitCode = exitCode
+        self.status = status
     }
 
     /// The failure for a library error; anything else passes through as `error`'s description, exit 70.
@@ -28,7 +31,7 @@ struct CommandFailure: Error {
             self = failure
             return
         }
-        exitCode = Self.exitCode(for: error)
+        status = Self.status(for: error)
         message = context.flatMap { Self.commandWords(for: error, $0) } ?? String(describing: error)
     }
 
@@ -65,44 +68,43 @@ struct CommandFailure: Error {
         }
     }
 
-    /// sysexits: 64 usage, 65 data, 66 no identity, 69 unavailable, 70 internal, 73 lock file, 74 I/O,
-    /// 75 temporary failure.
-    static func exitCode(for error: any Error) -> Int32 {
+    /// The exit status of a failure.
+    static func status(for error: any Error) -> ExitStatus {
         switch error {
-        case let failure as CommandFailure: failure.exitCode
-        case let error as DeviceIdentifierError: exitCode(for: error)
-        case let error as KeyringError: exitCode(for: error)
-        case SecureStorageError.cryptoFailure: 70
-        case SecureStorageError.derivationTimedOut: 75
-        case is SecureStorageError: 65
-        default: 70
+        case let failure as CommandFailure: failure.status
+        case let error as DeviceIdentifierError: status(for: error)
+        case let error as KeyringError: status(for: error)
+        case SecureStorageError.cryptoFailure: .software
+        case SecureStorageError.derivationTimedOut: .tryAgain
+        case is SecureStorageError: .dataError
+        default: .software
         }
     }
 
-    private static func exitCode(for error: DeviceIdentifierError) -> Int32 {
+    private static func status(for error: DeviceIdentifierError) -> ExitStatus {
         switch error {
-        case .keychainUnexpectedStatus(let keyring): exitCode(for: keyring)
-        case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: 65
+        case .keychainUnexpectedStatus(let keyring): status(for: keyring)
+        case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: .dataError
         case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey, .invalidAlgorithm,
-             .invalidKeyProtection: 64
-        case .tpmKeyFromAnotherTPM: 65
-        case .keychainItemNotFound: 66
-        case .machineIdUnavailable, .tpmUnavailable, .attestationUnavailable: 69
-        case .legacyIdentifierUnreadable: 74
-        case .cancelled, .tpmLockout: 75
-        case .encryptionInitializationFailed, .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,
-             .unexpected, .tpmFailed: 70
+             .invalidKeyProtection: .usage
+        case .tpmKeyFromAnotherTPM: .dataError
+        case .keychainItemNotFound: .noIdentity
+        case .machineIdUnavailable, .tpmUnavailable, .attestationUnavailable: .unavailable
+        case .legacyIdentifierUnreadable: .unreadableInput
+        case .cancelled, .tpmLockout: .tryAgain
+        case .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,
+             .unexpected, .tpmFailed: .software
         }
     }
 
-    private static func exitCode(for error: KeyringError) -> Int32 {
+    private static func status(for error: KeyringError) -> ExitStatus {
         switch error {
-        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable: 69
-        case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: 75
-        case .invalidItemData, .keyringFileUnusable, .notMoved: 65
-        case .invalidAttributes: 64
-        case .lockUnavailable: 73
-        case .other: 70
+        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable: .unavailable
+        case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: .tryAgain
+        case .invalidItemData, .keyringFileUnusable, .notMoved: .dataError
+        case .invalidAttributes: .usage
+        case .lockUnavailable: .lockDirectory
+        case .other: .software
         }
     }
 }

@@ -86,7 +86,7 @@ struct PublicKey: AsyncParsableCommand {
         let text: String
         switch format {
         case .pem: text = String(try key.pem().dropLast())   // print adds the final newline
-        case .derHex: text = key.externalRepresentation.hexEncoded
+        case .derHex: text = key.externalRepresentation.hexString
         case .jwk: text = try key.jwkJSON()
         }
         try Output.emit(text, json: output.json, [
@@ -179,7 +179,7 @@ struct ActivateCredential: AsyncParsableCommand {
         let input = try Output.standardInput(limit: 64 * 1024)
         guard let challenge = try? JSONDecoder().decode(Challenge.self, from: input),
               let blob = Data(base64Encoded: challenge.credentialBlob), let secret = Data(base64Encoded: challenge.encryptedSecret) else {
-            throw CommandFailure(message: #"standard input is not {"credential_blob": BASE64, "encrypted_secret": BASE64}"#, exitCode: 65)
+            throw CommandFailure(message: #"standard input is not {"credential_blob": BASE64, "encrypted_secret": BASE64}"#, status: .dataError)
         }
         let credential: Data
         do {

@@ -15,13 +15,8 @@ struct DeviceIdCommand: AsyncParsableCommand {
             Output is only the value asked for, so `ID=$(deviceid id)` works in scripts.
             Errors are one line on standard error, `deviceid: error: …`, saying what to do.
 
-            Exit codes: 0 ok; 64 usage (or the identity is stored with/without encryption and the options say otherwise); \
-            65 stored data or a legacy identifier corrupt or undecryptable, left as it is; 66 no identity (`info`, \
-            `public-key`, `sign` without `--create`); 69 no Secret Service, no session bus or no default keyring; \
-            65 also when the TPM refuses a TPM-held key made by another TPM, or (in a sandbox) the keyring file is damaged or \
-            holds items its key cannot open, or the host keyring holds the identity still; 69 also when there is no usable TPM, or (in a sandbox) the Secret portal gives no key; \
-            70 internal; 73 the creation lock's directory cannot be used; 74 an input (standard input, a legacy file) \
-            cannot be read; 75 keyring locked, prompt dismissed, timed out or busy, or the TPM in lockout: try again later.
+            Exit codes:
+            \(ExitStatus.table)
 
             The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`. Logs go to standard error only when \
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
@@ -55,7 +50,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             default:
                 let code = exitCode(for: error).rawValue
                 if code == 0 { exit(withError: error) }   // --help, --version
-                failure = CommandFailure(message: message(for: error), exitCode: code)
+                failure = CommandFailure(message: message(for: error), status: ExitStatus(rawValue: code) ?? .software)
             }
             Output.error("deviceid: error: \(failure.message)")
             Glibc.exit(failure.exitCode)

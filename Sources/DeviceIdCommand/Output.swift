@@ -50,11 +50,11 @@ enum Output {
     /// is a failure that removed nothing.
     static func confirm(_ question: String) throws {
         guard isatty(0) == 1 else {
-            throw CommandFailure(message: "standard input is not a terminal to ask on; pass `--force` to remove without asking", exitCode: 64)
+            throw CommandFailure(message: "standard input is not a terminal to ask on; pass `--force` to remove without asking", status: .usage)
         }
         error("\(question) [y/N]")
         guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
-            throw CommandFailure(message: "nothing was removed", exitCode: 1)
+            throw CommandFailure(message: "nothing was removed", status: .declined)
         }
     }
 
@@ -68,7 +68,7 @@ enum Output {
         // (the runtime's, marked close-on-exec); an inherited standard input never is.
         let flags = fcntl(0, F_GETFD)
         guard flags >= 0, flags & FD_CLOEXEC == 0 else {
-            throw CommandFailure(message: "cannot read standard input: it is closed", exitCode: 74)
+            throw CommandFailure(message: "cannot read standard input: it is closed", status: .unreadableInput)
         }
         var input = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -77,11 +77,11 @@ enum Output {
             if count == 0 { return input }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw CommandFailure(message: "cannot read standard input: \(String(cString: strerror(errno)))", exitCode: 74)
+                throw CommandFailure(message: "cannot read standard input: \(String(cString: strerror(errno)))", status: .unreadableInput)
             }
             input.append(contentsOf: buffer[0..<count])
             guard input.count <= limit else {
-                throw CommandFailure(message: "standard input is larger than \(limit >> 20) MiB, the most `sign` takes", exitCode: 64)
+                throw CommandFailure(message: "standard input is larger than \(limit >> 20) MiB, the most `sign` takes", status: .usage)
             }
         }
     }

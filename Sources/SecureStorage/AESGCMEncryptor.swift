@@ -20,14 +20,14 @@ public struct AESGCMEncryptor: Encryptor {
     /// Encrypts `data` into an envelope that only decrypts for `item`.
     public func encrypt(data: Data, for item: StorageItem) async throws -> Data {
         let (key, parameters) = try await keyProvider.encryptionKey()
-        let envelope = try Envelope(keyParameters: parameters, nonce: try SecureRandom.bytes(AES256GCM.nonceSize))
+        let envelope = try Envelope(keyParameters: parameters, nonce: try SecureRandom.bytes(SecretKeyCipher.nonceSize))
         let aad = envelope.additionalData(for: item)
         // One buffer, written in place: header, nonce, then ciphertext and tag.
-        var sealed = Data(count: envelope.payloadOffset + data.count + AES256GCM.tagSize)
+        var sealed = Data(count: envelope.payloadOffset + data.count + SecretKeyCipher.tagSize)
         try sealed.withUnsafeMutableBytes { output in
             output.copyBytes(from: envelope.header + envelope.nonce)
             try data.withUnsafeBytes { input in
-                try AES256GCM.seal(input, key: key, nonce: envelope.nonce, aad: aad,
+                try SecretKeyCipher.seal(input, key: key, nonce: envelope.nonce, aad: aad,
                                    into: UnsafeMutableRawBufferPointer(rebasing: output[envelope.payloadOffset...]))
             }
         }
@@ -39,10 +39,10 @@ public struct AESGCMEncryptor: Encryptor {
         let envelope = try data.withUnsafeBytes { try Envelope(parsingHeaderOf: $0) }
         let key = try await keyProvider.decryptionKey(parameters: envelope.keyParameters)
         let aad = envelope.additionalData(for: item)
-        var plaintext = Data(count: data.count - envelope.payloadOffset - AES256GCM.tagSize)
+        var plaintext = Data(count: data.count - envelope.payloadOffset - SecretKeyCipher.tagSize)
         try data.withUnsafeBytes { input in
             try plaintext.withUnsafeMutableBytes { output in
-                try AES256GCM.open(UnsafeRawBufferPointer(rebasing: input[envelope.payloadOffset...]), key: key,
+                try SecretKeyCipher.open(UnsafeRawBufferPointer(rebasing: input[envelope.payloadOffset...]), key: key,
                                    nonce: envelope.nonce, aad: aad, into: output)
             }
         }

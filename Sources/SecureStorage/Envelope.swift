@@ -21,7 +21,7 @@ struct Envelope {
     var header: [UInt8] { [Self.version, UInt8(keyParameters.count)] + keyParameters }
 
     /// Where the ciphertext starts: after the header and the nonce.
-    var payloadOffset: Int { 2 + keyParameters.count + AES256GCM.nonceSize }
+    var payloadOffset: Int { 2 + keyParameters.count + SecretKeyCipher.nonceSize }
 
     init(keyParameters: [UInt8], nonce: [UInt8]) throws {
         guard keyParameters.count <= 255 else { throw SecureStorageError.invalidKey("key parameters over 255 bytes") }
@@ -36,8 +36,8 @@ struct Envelope {
         guard version == Self.version else { throw SecureStorageError.unsupportedFormatVersion(version) }
         guard bytes.count >= 2 else { throw SecureStorageError.corruptEnvelope("truncated header") }
         let parametersEnd = 2 + Int(bytes[1])
-        let nonceEnd = parametersEnd + AES256GCM.nonceSize
-        guard bytes.count >= nonceEnd + AES256GCM.tagSize else {
+        let nonceEnd = parametersEnd + SecretKeyCipher.nonceSize
+        guard bytes.count >= nonceEnd + SecretKeyCipher.tagSize else {
             throw SecureStorageError.corruptEnvelope("\(bytes.count) bytes is too short")
         }
         try self.init(keyParameters: Array(bytes[2..<parametersEnd]), nonce: Array(bytes[parametersEnd..<nonceEnd]))

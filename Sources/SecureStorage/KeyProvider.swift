@@ -16,7 +16,7 @@ public struct SuppliedKeyProvider: KeyProvider {
 
     /// Uses `key`, which must be 32 bytes.
     public init(key: KeyringSecret) throws {
-        guard key.count == AES256GCM.keySize else {
+        guard key.count == SecretKeyCipher.keySize else {
             throw SecureStorageError.invalidKey("a supplied key must be 32 bytes, not \(key.count)")
         }
         self.key = key

@@ -92,7 +92,7 @@ public final class KeyringKeyProvider: KeyProvider {
     }
 
     private func validate(_ key: KeyringSecret) throws {
-        guard key.count == AES256GCM.keySize else {
+        guard key.count == SecretKeyCipher.keySize else {
             throw SecureStorageError.invalidKey("the keyring item service=\(item.accessGroup) account=\(item.account) "
                                                 + "holds \(key.count) bytes, not a 32-byte key")
         }

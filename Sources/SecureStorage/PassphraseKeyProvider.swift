@@ -99,7 +99,7 @@ public final class PassphraseKeyProvider: KeyProvider {
     }
 
     private static func scrypt(_ passphrase: KeyringSecret, salt: [UInt8], cost: Cost) throws -> KeyringSecret {
-        var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
+        var key = [UInt8](repeating: 0, count: SecretKeyCipher.keySize)
         defer { cleanse(&key) }
         do {
             try passphrase.withUnsafeBytes { passphrase in

@@ -14,7 +14,7 @@ enum SecureRandom {
 
     /// A fresh 256-bit key, in memory that is wiped on release.
     static func key() throws -> KeyringSecret {
-        var bytes = try self.bytes(AES256GCM.keySize)
+        var bytes = try self.bytes(SecretKeyCipher.keySize)
         defer { cleanse(&bytes) }
         return KeyringSecret(bytes)
     }

@@ -80,8 +80,8 @@ public final class TPMSealedKeyProvider: KeyProvider {
         defer { cleanse(&secret) }
         let kek = keyEncryptionKey(secret, oneTimePoint, heldPoint)
         let key = try SecureRandom.key()
-        let nonce = try SecureRandom.bytes(AES256GCM.nonceSize)
-        let wrapped = try key.withUnsafeBytes { try AES256GCM.seal($0, key: kek, nonce: nonce, aad: additionalData(group)) }
+        let nonce = try SecureRandom.bytes(SecretKeyCipher.nonceSize)
+        let wrapped = try key.withUnsafeBytes { try SecretKeyCipher.seal($0, key: kek, nonce: nonce, aad: additionalData(group)) }
         let blob = [UInt8](try held.tpmBlob())
         guard blob.count <= Int(UInt16.max) else { throw SecureStorageError.cryptoFailure("the TPM's wrapped key is too long") }
         return (KeyringSecret([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + oneTimePoint + nonce + wrapped), key)
@@ -94,8 +94,8 @@ public final class TPMSealedKeyProvider: KeyProvider {
             guard bytes.count > 3, bytes[0] == 1 else { throw malformed }
             let blobEnd = 3 + (Int(bytes[1]) << 8 | Int(bytes[2]))
             guard blobEnd > 3 else { throw malformed }
-            let pointEnd = blobEnd + P256Key.publicKeySize, nonceEnd = pointEnd + AES256GCM.nonceSize
-            guard bytes.count == nonceEnd + AES256GCM.keySize + AES256GCM.tagSize else { throw malformed }
+            let pointEnd = blobEnd + P256Key.publicKeySize, nonceEnd = pointEnd + SecretKeyCipher.nonceSize
+            guard bytes.count == nonceEnd + SecretKeyCipher.keySize + SecretKeyCipher.tagSize else { throw malformed }
             let held = try TPM.withShared { tpm throws(TPMFailure) in
                 try P256Key(tpmBlob: UnsafeRawBufferPointer(rebasing: bytes[3..<blobEnd]), in: tpm)
             }
@@ -108,7 +108,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
             }
             defer { cleanse(&secret) }
             let kek = keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
-            var key = try AES256GCM.open(
+            var key = try SecretKeyCipher.open(
                 bytes[nonceEnd...], key: kek, nonce: Array(bytes[pointEnd..<nonceEnd]), aad: additionalData(group))
             defer { cleanse(&key) }
             return KeyringSecret(key)

@@ -202,7 +202,7 @@ struct CommandFailureTests {
             try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: locks.deletingLastPathComponent().path)
             let file = locks.appendingPathComponent(CreationLock.fileName(
-                bus: keyring.address, attributes: ["service": "deviceid", "account": Self.identityAccount]))
+                for: CreationLock.name(.bus(keyring.address), attributes: ["service": "deviceid", "account": Self.identityAccount])))
             // flock(1) holds the lock while it runs the command, which then waits for it.
             let output = try await keyring.run("flock", ["-o", file.path, deviceidExecutable, "id", "--timeout", "1"])
             #expect(output.status == 75 && output.errorText.contains("no answer within 1.0 seconds (`--timeout`)"), "\(output.errorText)")

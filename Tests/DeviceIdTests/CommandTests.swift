@@ -166,7 +166,7 @@ struct CommandTests {
         #expect(generated.stdout == (try Data(contentsOf: committed)))
     }
 
-    @Test("The man page names every command and long option, renders with no warning, and has the command's version")
+    @Test("The man page names every command and option, has the help's exit codes and the command's version, renders cleanly")
     func manPage() async throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let page = try String(contentsOf: repository.appendingPathComponent("Documentation/deviceid.1"), encoding: .utf8)
@@ -176,7 +176,19 @@ struct CommandTests {
         #expect(page.contains("\"deviceid \(version.trimmingCharacters(in: .newlines))\""))
         let changelog = try String(contentsOf: repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         #expect(changelog.contains("## \(version.trimmingCharacters(in: .newlines))"))
-        for command in ["id", "regenerate", "uuid", "app-id", "public-key", "sign", "token", "info", "delete"] {
+        // The command's own description of itself: its subcommands, and the exit-code table of its help.
+        let dump = try await ChildProcess.run(deviceidExecutable, ["--experimental-dump-help"], environment: environment)
+        let tree = try #require(try JSONSerialization.jsonObject(with: dump.stdout) as? [String: Any])["command"] as? [String: Any]
+        let commands = ((tree?["subcommands"] as? [[String: Any]]) ?? []).compactMap { $0["commandName"] as? String }.filter { $0 != "help" }
+        #expect(commands.contains("doctor") && commands.count >= 10, "\(commands)")
+        let discussion = try #require(tree?["discussion"] as? String)
+        let codes = discussion.components(separatedBy: "Exit codes:\n").last?.components(separatedBy: "\n\n").first ?? ""
+        let exitCodes = codes.split(separator: "\n").map { line in
+            (line.prefix { $0.isNumber }, line.drop { $0.isNumber }.trimmingCharacters(in: .whitespaces))
+        }
+        #expect(exitCodes.count >= 9)
+        #expect(Self.exitStatusEntries(inManPage: page).map { "\($0.0) \($0.1)" } == exitCodes.map { "\($0.0) \($0.1)" })
+        for command in commands {
             #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) "), "command \(command)")
             let help = try await ChildProcess.run(deviceidExecutable, [command, "--help"], environment: environment).text
             let options = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") }).filter { $0.hasPrefix("--") && $0.count > 2 })
@@ -185,6 +197,22 @@ struct CommandTests {
         let warnings = try await ChildProcess.run(
             "groff", ["-t", "-man", "-ww", "-z", repository.appendingPathComponent("Documentation/deviceid.1").path], environment: environment)
         #expect(warnings.status == 0 && warnings.errorText.isEmpty, "\(warnings.errorText)")
+    }
+
+    /// The EXIT STATUS table of a man page (hyphens already unescaped) as code and text, its font changes dropped.
+    static func exitStatusEntries(inManPage page: String) -> [(String, String)] {
+        let section = page.components(separatedBy: ".SH EXIT STATUS").last?.components(separatedBy: ".TE").first ?? ""
+        var entries: [(String, String)] = []
+        for line in section.split(separator: "\n").drop(while: { $0 != "l lx." }).dropFirst() where line != "T}" {
+            let text = line.replacingOccurrences(of: "\\fB", with: "").replacingOccurrences(of: "\\fR", with: "")
+            if let tab = text.firstIndex(of: "\t") {
+                let rest = text[text.index(after: tab)...]
+                entries.append((String(text[..<tab]), rest == "T{" ? "" : String(rest)))
+            } else if let last = entries.popLast() {
+                entries.append((last.0, last.1.isEmpty ? text : last.1 + " " + text))
+            }
+        }
+        return entries
     }
 
     @Test("Sixteen non-interactive processes at once on an empty keyring: one identity, one key generation, every process prints it",

@@ -112,11 +112,11 @@ struct FailureTests {
 struct CreationLockNameTests {
     @Test("Its name is the documented encoding, the same for any order of the attributes")
     func explicitEncoding() {
-        let name = CreationLock.name(bus: "unix:path=/run/user/1000/bus", attributes: ["service": "com.example", "account": "ä"])
+        let name = CreationLock.name(.bus("unix:path=/run/user/1000/bus"), attributes: ["service": "com.example", "account": "ä"])
         #expect(name == "swift-deviceid creation lock 1\nbus unix:path=/run/user/1000/bus\n7:account=2:ä\n7:service=11:com.example\n")
-        #expect(CreationLock.fileName(bus: "b", attributes: ["service": "s", "account": "a"])
-                == CreationLock.fileName(bus: "b", attributes: ["account": "a", "service": "s"]))
+        #expect(CreationLock.fileName(for: CreationLock.name(.bus("b"), attributes: ["service": "s", "account": "a"]))
+                == CreationLock.fileName(for: CreationLock.name(.bus("b"), attributes: ["account": "a", "service": "s"])))
         // FNV-1a 64 of the encoding (computed independently): fixed for all builds and versions.
-        #expect(CreationLock.fileName(bus: "b", attributes: ["service": "s"]) == "64931c7aceaac680.lock")
+        #expect(CreationLock.fileName(for: CreationLock.name(.bus("b"), attributes: ["service": "s"])) == "64931c7aceaac680.lock")
     }
 }

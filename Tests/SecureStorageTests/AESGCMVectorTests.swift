@@ -27,7 +27,7 @@ struct AESGCMVectorTests {
         let vectors = try NISTVectors.load()
         #expect(vectors.encrypt.count == 25)
         for vector in vectors.encrypt {
-            let sealed = try AES256GCM.seal(hexBytes(vector.PT ?? ""), key: KeyringSecret(hexBytes(vector.Key)),
+            let sealed = try SecretKeyCipher.seal(hexBytes(vector.PT ?? ""), key: KeyringSecret(hexBytes(vector.Key)),
                                             nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
             #expect(sealed == hexBytes(vector.CT) + hexBytes(vector.Tag), "key \(vector.Key)")
         }
@@ -36,7 +36,7 @@ struct AESGCMVectorTests {
     @Test("Decryption returns the published plaintext")
     func decryptVectorsPass() throws {
         for vector in try NISTVectors.load().decrypt_must_pass {
-            let opened = try AES256GCM.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
+            let opened = try SecretKeyCipher.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
                                             nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
             #expect(opened == hexBytes(vector.PT ?? ""))
         }
@@ -48,7 +48,7 @@ struct AESGCMVectorTests {
         #expect(vectors.count == 8)
         for vector in vectors {
             #expect(throws: SecureStorageError.authenticationFailed) {
-                try AES256GCM.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
+                try SecretKeyCipher.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
                                    nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
             }
         }

@@ -127,7 +127,7 @@ public struct AttestedTPMKey: Sendable, Hashable {
             withUnsafeBytes(of: UInt32(part.count).bigEndian) { message.append(contentsOf: $0) }
             message.append(contentsOf: part)
         }
-        return Data(Digest.hmacSHA256(key: secret, data: message)).hexEncoded
+        return Data(Digest.hmacSHA256(key: secret, data: message)).hexString
     }
 }
 

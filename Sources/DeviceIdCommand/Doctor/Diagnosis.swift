@@ -179,7 +179,7 @@ extension Diagnosis {
                 problems.append(Problem(CommandFailure(KeyringError.noDefaultCollection(alias: KeyringCollection.default.alias))))
             }
         }
-        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(message: problem, exitCode: 69)) }
+        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(message: problem, exitCode: ExitStatus.unavailable.rawValue)) }
         return problems
     }
 
@@ -214,6 +214,6 @@ extension Diagnosis.Problem {
         self.init(
             message: "the keyring\(collection.map { " '\($0)'" } ?? "") is locked: unlock it (log in again, or open your keyring's "
                 + "manager: Seahorse, KeePassXC, KWallet), or run `deviceid id`, which asks for its password",
-            exitCode: CommandFailure.exitCode(for: KeyringError.locked(collection: collection)))
+            exitCode: CommandFailure.status(for: KeyringError.locked(collection: collection)).rawValue)
     }
 }

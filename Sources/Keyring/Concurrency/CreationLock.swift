@@ -13,7 +13,7 @@ import Synchronization
 /// `${TMPDIR:-/tmp}/swift-deviceid-<uid>/locks`. Every directory below the base is created private (0700) and
 /// checked — owned by this user, mode 0700, not a symbolic link — through descriptors (`openat`), so the check
 /// and the use see the same directory. Locks for a keyring file (a sandbox's) live beside it, in
-/// `<its directory>/swift-deviceid-locks`, which every instance of the app sees. The file name is the 64-bit FNV-1a hash, in hex, of ``name(bus:attributes:)``;
+/// `<its directory>/swift-deviceid-locks`, which every instance of the app sees. The file name is the 64-bit FNV-1a hash, in hex, of ``name(_:attributes:)``;
 /// a hash collision only serializes a little more. Processes that still share no lock (they reach one bus by
 /// different addresses) converge through the keyring: each re-reads after writing, and the oldest item wins.
 package final class CreationLock: Sendable {
@@ -43,17 +43,8 @@ package final class CreationLock: Sendable {
         "swift-deviceid creation lock 1\n\(place.line)\n" + canonicalEncoding(attributes)
     }
 
-    /// The name of the lock for `attributes` on the bus at `address`.
-    package static func name(bus address: String, attributes: KeyringAttributes) -> String {
-        name(.bus(address), attributes: attributes)
-    }
-
-    /// The lock file's name in the lock directory for the lock ``name(bus:attributes:)`` names.
-    package static func fileName(bus address: String, attributes: KeyringAttributes) -> String {
-        fileName(for: name(bus: address, attributes: attributes))
-    }
-
-    private static func fileName(for name: String) -> String { String(fnv1a(name), radix: 16) + ".lock" }
+    /// The lock file's name in the lock directory for the lock named `name` (``name(_:attributes:)``).
+    package static func fileName(for name: String) -> String { String(fnv1a(name), radix: 16) + ".lock" }
 
     /// The lock this process's tasks queue on before taking the file lock `name`.
     static func inProcess(_ name: String) -> AsyncLock {

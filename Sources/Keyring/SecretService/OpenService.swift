@@ -69,7 +69,7 @@ final class OpenService: @unchecked Sendable {
         if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
         // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
         call.armDeadline()
-        let made = try ServiceOnConnection.open(on: connection, flags: SECRET_SERVICE_NONE, call)
+        let made = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_NONE, call)
         let ours = ProxyHandle(pointer: made)
         let kept = libsecretProxy.withLock { proxy in
             if let proxy { return proxy }

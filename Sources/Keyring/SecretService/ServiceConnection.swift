@@ -76,7 +76,7 @@ final class ServiceConnection: Sendable {
             case .plain:
                 opened = try OpenService(connection: connection, plainSessionWithin: call)
             case .encrypted:
-                let proxy = try ServiceOnConnection.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
+                let proxy = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
                 // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
                 guard let algorithms = secret_service_get_session_algorithms(proxy), String(cString: algorithms) != "plain" else {
                     g_object_unref(proxy)

@@ -12,7 +12,7 @@ import CLibSecret
 /// take effect in `g_initable_init`, so construct-only `g-bus-type` and `g-flags` may still be set there, and
 /// libsecret's `SecretService` honours a `g-connection` given at construction (libsecret 0.20). ``open(on:flags:_:)``
 /// checks the result, so a libsecret that behaves otherwise fails loudly instead of talking to another bus.
-enum ServiceOnConnection {
+enum LibsecretProxy {
     /// libsecret's proxy of the Secret Service on `connection`, with libsecret's encrypted transfer session when
     /// `flags` ask for one; ``KeyringError/other(domain:code:message:)`` if libsecret put it on another connection.
     static func open(

@@ -1,7 +1,7 @@
 import COpenSSL
 
 /// AES-256-GCM from OpenSSL's EVP interface: 256-bit key, 96-bit nonce, 128-bit tag. Callers check the sizes.
-package enum AESGCM {
+package enum AES256GCM {
     /// Key size in bytes.
     package static let keySize = 32
     /// Nonce size in bytes.

@@ -2,11 +2,11 @@ import FoundationEssentials
 import Keyring
 import OpenSSLSupport
 
-/// AES-256-GCM on keyring secrets, with this module's errors: OpenSSLSupport's `AESGCM` checked and mapped.
-enum AES256GCM {
-    static let keySize = AESGCM.keySize
-    static let nonceSize = AESGCM.nonceSize
-    static let tagSize = AESGCM.tagSize
+/// AES-256-GCM on keyring secrets, with this module's errors: OpenSSLSupport's `AES256GCM` checked and mapped.
+enum SecretKeyCipher {
+    static let keySize = AES256GCM.keySize
+    static let nonceSize = AES256GCM.nonceSize
+    static let tagSize = AES256GCM.tagSize
 
     /// Encrypts `plaintext`, authenticating `aad` too; returns ciphertext followed by the tag.
     static func seal(_ plaintext: some ContiguousBytes, key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
@@ -24,7 +24,7 @@ enum AES256GCM {
         try checkSizes(key: key, nonce: nonce)
         try key.withUnsafeBytes { key in
             do {
-                try AESGCM.seal(input, key: key, nonce: nonce, aad: aad, into: output)
+                try AES256GCM.seal(input, key: key, nonce: nonce, aad: aad, into: output)
             } catch {
                 throw SecureStorageError.cryptoFailure(String(describing: error))
             }
@@ -50,7 +50,7 @@ enum AES256GCM {
         try checkSizes(key: key, nonce: nonce)
         let authentic = try key.withUnsafeBytes { key in
             do {
-                return try AESGCM.open(input, key: key, nonce: nonce, aad: aad, into: output)
+                return try AES256GCM.open(input, key: key, nonce: nonce, aad: aad, into: output)
             } catch {
                 throw SecureStorageError.cryptoFailure(String(describing: error))
             }
