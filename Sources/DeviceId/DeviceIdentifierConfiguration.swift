@@ -52,10 +52,10 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
 
     /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)`` /
     /// ``DeviceIdentifierError/invalidKeyProtection(_:)``.
-    func validated() throws -> Self {
+    package func validated() throws -> Self {
         guard keyType != .rsa || Self.supportedKeySizes.contains(keySize) else { throw DeviceIdentifierError.invalidKeySize(keySize) }
         guard keyProtection != .tpm || keyType == .p256 || keySize == 2048 else {
-            throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones); or use keyType .p256")
+            throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones): make a P-256 key, or a 2048-bit RSA one")
         }
         guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)

@@ -244,13 +244,9 @@ struct Delete: AsyncParsableCommand {
             if output.json { try Output.emit("", json: true, ["deleted": true]) }
             return
         }
-        let (keyring, group) = (identity.keyringOptions.keyring, identity.keyringOptions.resolvedAccessGroup)
-        let accounts = [identity.configuration.keychainAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
-        let items = try await identity.keyringOptions.run {
-            var found: [KeyringItem] = []
-            for account in accounts { found += try await keyring.items(matching: StorageItem(accessGroup: group, account: account).attributes) }
-            return found
-        }
+        let group = identity.keyringOptions.resolvedAccessGroup
+        let everything = AccessGroupItems(keyring: identity.keyringOptions.keyring, configuration: identity.configuration)
+        let items = try await identity.keyringOptions.run { try await everything.list() }
         guard !items.isEmpty else {
             Output.error("deviceid: access group '\(group)' holds no items of swift-deviceid; nothing to remove")
             if output.json { try Output.emit("", json: true, ["deleted": false]) }
@@ -259,12 +255,7 @@ struct Delete: AsyncParsableCommand {
         Output.error("deviceid: will remove from access group '\(group)', for good:")
         for item in items { Output.error("  \(item.label) (account \(item.attributes["account"] ?? "?"), \(item.collection))") }
         if !force { try Output.confirm("Remove these \(items.count) items?") }
-        try await identity.run { identifier in
-            try await identifier.delete()
-            for account in [UUIDDeviceIdentifier.defaultAccount, KeyringKeyProvider.keyAccount] {
-                try await keyring.deleteAll(matching: StorageItem(accessGroup: group, account: account).attributes)
-            }
-        }
+        _ = try await identity.keyringOptions.run { try await everything.deleteAll() }
         if output.json { try Output.emit("", json: true, ["deleted": true]) }
     }
 }

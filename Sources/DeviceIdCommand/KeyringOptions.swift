@@ -85,18 +85,17 @@ struct IdentityOptions: ParsableArguments {
     @Flag(help: "The identity is stored unencrypted (the keyring's own protection only).")
     var noEncryption = false
 
+    /// Options that do not combine; everything else the library's own check of the configuration says, in its words.
     func validate() throws {
-        if let keySize, !DeviceIdentifierConfiguration.supportedKeySizes.contains(keySize) {
-            throw ValidationError("--key-size must be 2048, 3072 or 4096")
+        let configuration = configuration
+        if configuration.keyType == .p256 && (keySize != nil || highSecurity) {
+            throw ValidationError("--key-size and --high-security are for RSA keys; this identity's key is P-256 "
+                + "(--key-protection tpm makes P-256 keys unless --key-type rsa)")
         }
-        if keyType == .p256 && (keySize != nil || highSecurity) {
-            throw ValidationError("--key-size and --high-security are for RSA keys, not --key-type p256")
-        }
-        if keyProtection == .tpm && (highSecurity || (keySize ?? 2048) != 2048 || (keyType != .rsa && keySize != nil)) {
-            throw ValidationError("--key-protection tpm makes P-256 keys, or 2048-bit RSA ones with --key-type rsa (TPMs make no larger ones)")
-        }
-        if let account, account.isEmpty || DeviceIdentifierConfiguration.reservedAccounts.contains(account) {
-            throw ValidationError("--account \(account.isEmpty ? "must not be empty" : "\(account) is an account swift-deviceid keeps its own items under")")
+        do {
+            _ = try configuration.validated()
+        } catch {
+            throw ValidationError(String(describing: error))
         }
     }
 

@@ -7,7 +7,7 @@ import FoundationEssentials
 extension KeyringClient {
     /// The program that owns `org.freedesktop.secrets` on ``bus`` now, or `nil` when none does (asking starts none).
     /// D-Bus: the bus daemon's `GetNameOwner` and `GetConnectionUnixProcessID`, on a connection of its own.
-    public func provider() async throws -> KeyringProvider? {
+    package func provider() async throws -> KeyringProvider? {
         let bus = bus
         return try await BlockingExecutor.run(timeout: timeout) { call in
             try BusConnection.with(bus, call) { connection in
@@ -30,7 +30,7 @@ extension KeyringClient {
 
     /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
     /// — with its label, its lock state and whether `default` points to it. Never prompts.
-    public func collections() async throws -> [KeyringCollectionState] {
+    package func collections() async throws -> [KeyringCollectionState] {
         try await perform { service, call in try service.collectionStates(call) }
     }
 
@@ -38,7 +38,7 @@ extension KeyringClient {
     /// sandboxed app the key to its keyring file. Throws ``KeyringError/portalUnavailable(_:)`` when none answers.
     /// D-Bus: its `version` property, on a connection of its own (D-Bus activation may start the portal, as an app's
     /// first request would).
-    public func secretPortalVersion() async throws -> Int {
+    package func secretPortalVersion() async throws -> Int {
         let bus = bus
         do {
             return try await BlockingExecutor.run(timeout: timeout) { call in

@@ -163,7 +163,7 @@ struct TPMTests {
         }
     }
 
-    @Test("The command: deviceid id --key-protection tpm, info says so, and `echo x | deviceid sign` verifies with the exported key")
+    @Test("The command: id --key-protection tpm, info says so, `echo x | deviceid sign` verifies, delete --all removes the sealed key")
     func command() async throws {
         try await PrivateTPM.with { _ in
             try await PrivateKeyring.with { keyring in
@@ -186,6 +186,12 @@ struct TPMTests {
                 let rsaInfo = try await keyring.deviceid(["info"] + rsaOptions)
                 let rsaFields = try #require(try JSONSerialization.jsonObject(with: rsaInfo.stdout) as? [String: Any])
                 #expect(rsaFields["keyProtection"] as? String == "tpm" && rsaFields["keyType"] as? String == "rsa" && rsaFields["keySize"] as? Int == 2048)
+                // `delete --all` removes all it lists: an app's encryption key sealed by the TPM among them.
+                let sealing = SecuredKeyEncryptor(accessGroup: AccessGroup(rawValue: options[1])!, keyring: keyring.client(), keyProtection: .tpm)
+                _ = try await sealing.encrypt(data: Data("an app's note".utf8))
+                let removed = try await keyring.deviceid(["delete", "--all", "--force"] + options)
+                #expect(removed.status == 0 && removed.errorText.contains(TPMSealedKeyProvider.keyAccount), "\(removed.errorText)")
+                #expect(try await keyring.client().items(matching: ["service": options[1]]).isEmpty)
                 for sizes in [["--key-type", "rsa", "--key-size", "4096"], ["--high-security"], ["--key-size", "2048"]] {
                     let refused = try await keyring.deviceid(["id", "--key-protection", "tpm"] + sizes + options)
                     #expect(refused.status == 64, "\(sizes)")

@@ -1,0 +1,42 @@
+import Keyring
+import SecureStorage
+
+/// Every item swift-deviceid keeps in one access group — the identity, FRAuth's legacy items, the UUID identifier and
+/// the group's encryption key, held by the keyring or sealed by the TPM — as one list, so that what is shown before a
+/// removal is exactly what is removed.
+package struct AccessGroupItems: Sendable {
+    /// The keyring the items are in.
+    package let keyring: KeyringClient
+    /// The group, and the identity's account in it.
+    package let configuration: DeviceIdentifierConfiguration
+
+    package init(keyring: KeyringClient, configuration: DeviceIdentifierConfiguration) {
+        self.keyring = keyring
+        self.configuration = configuration
+    }
+
+    /// The accounts: the identity's, then the library's own, in a fixed order.
+    private var accounts: [String] {
+        [configuration.keychainAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
+    }
+
+    /// The items there are now, with labels and lock state; never prompts.
+    package func list() async throws -> [KeyringItem] {
+        var found: [KeyringItem] = []
+        for account in accounts { found += try await keyring.items(matching: attributes(account)) }
+        return found
+    }
+
+    /// Removes every item ``list()`` names (values sealed with the group's encryption key become unreadable for good);
+    /// returns how many went.
+    @discardableResult
+    package func deleteAll() async throws -> Int {
+        var deleted = 0
+        for account in accounts { deleted += try await keyring.deleteAll(matching: attributes(account)) }
+        return deleted
+    }
+
+    private func attributes(_ account: String) -> KeyringAttributes {
+        StorageItem(accessGroup: configuration.accessGroup, account: account).attributes
+    }
+}
