@@ -31,7 +31,7 @@ extension KeyringClient {
     /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
     /// — with its label, its lock state and whether `default` points to it. Never prompts.
     package func collections() async throws -> [KeyringCollectionState] {
-        try await perform { service, call in try service.collectionStates(call) }
+        try await service.perform { service, call in try service.collectionStates(call) }
     }
 
     /// The version of the Secret portal (`org.freedesktop.portal.Secret`) on ``bus``: the portal that hands a

@@ -35,6 +35,17 @@ public struct KeyringClient: Sendable {
     /// The sandbox's keyring file, when this client keeps items there.
     var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
 
+    /// The Secret Service on ``bus``, with this client's settings.
+    var service: SecretServiceBackend {
+        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, timeout: timeout, connection: connection)
+    }
+
+    /// Where this client keeps items now: the sandbox's keyring file, or the Secret Service.
+    var backend: any KeyringBackend {
+        let service = service
+        return file.map { KeyringFileBackend(file: $0, schema: schema, timeout: timeout, host: service) } ?? service
+    }
+
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
     /// or `nil` when it uses the Secret Service on ``bus``.
     public var keyringFilePath: String? { file?.path }
@@ -71,14 +82,7 @@ public struct KeyringClient: Sendable {
     public func withCreationLock<Value: Sendable>(
         for attributes: KeyringAttributes, _ body: () async throws -> Value
     ) async throws -> Value {
-        let place = try file.map { CreationLock.Place.file($0.path) } ?? .bus(bus.resolve())
-        let name = CreationLock.name(place, attributes: attributes)
-        // Tasks of this process queue without holding threads; one at a time then takes the file lock.
-        return try await holding(CreationLock.inProcess(name)) {
-            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, at: place, call) }
-            defer { lock.release() }
-            return try await body()
-        }
+        try await backend.withCreationLock(for: attributes, timeout: timeout, body)
     }
 
     /// Stores `secret` under `attributes` in `collection`, replacing every item there that the same
@@ -95,15 +99,7 @@ public struct KeyringClient: Sendable {
     ) async throws {
         try validate(attributes)
         try validate(collection)
-        if let file {
-            let stored = withSchemaName(attributes)
-            return try await BlockingExecutor.run(timeout: timeout) { call in
-                try file.store(secret, label: label, attributes: stored, contentType: contentType, call)
-            }
-        }
-        try await performWrite { service, call in
-            _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-        }
+        try await backend.store(secret, label: label, attributes: attributes, in: collection, contentType: contentType)
     }
 
     /// Adds `secret` as a new item: the creating step of a read-or-create made of several calls, after a read
@@ -121,16 +117,7 @@ public struct KeyringClient: Sendable {
     ) async throws -> Bool {
         try validate(attributes)
         try validate(collection)
-        if let file {
-            let stored = withSchemaName(attributes)
-            try await refuseIfNotMoved(attributes)
-            return try await BlockingExecutor.run(timeout: timeout) { call in
-                try file.add(secret, label: label, attributes: stored, contentType: contentType, call)
-            }
-        }
-        return try await performWrite { service, call in
-            try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-        }
+        return try await backend.add(secret, label: label, attributes: attributes, in: collection, contentType: contentType)
     }
 
     /// The secret of the item `attributes` address, or `nil` only when the service definitely has no matching item.
@@ -141,11 +128,7 @@ public struct KeyringClient: Sendable {
     /// A match in a locked collection is unlocked or ``KeyringError/locked(collection:)`` the same way; never `nil`.
     public nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         try validate(attributes)
-        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(matching: attributes, call) } }
-        // The steady state: one non-blocking GetSecret on the item this query resolved to before.
-        let started = ContinuousClock.now
-        if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
-        return try await perform(spent: ContinuousClock.now - started) { service, call in try read(attributes, service, call) }
+        return try await backend.secret(matching: attributes)
     }
 
     /// The secret `attributes` address; only when the service definitely has none, stores the one `make`
@@ -163,41 +146,7 @@ public struct KeyringClient: Sendable {
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
         try validate(collection)
-        if let file {
-            let stored = withSchemaName(attributes)
-            return try await withCreationLock(for: attributes) {
-                if let existing = try await BlockingExecutor.run(timeout: timeout, { call in try file.secret(matching: attributes, call) }) {
-                    return (existing, false)
-                }
-                try await refuseIfNotMoved(attributes)
-                return try await BlockingExecutor.run(timeout: timeout) { call in
-                    let created = try make()
-                    if try file.add(created, label: label, attributes: stored, contentType: contentType, call) { return (created, true) }
-                    // Added meanwhile by a program that does not take the lock: that one stands.
-                    guard let existing = try file.secret(matching: attributes, call) else { throw KeyringError.keptChanging("creation of the item") }
-                    return (existing, false)
-                }
-            }
-        }
-        return try await withCreationLock(for: attributes) {
-            try await performWrite { service, call in
-                var made: KeyringSecret?
-                // Another program (not taking our lock) may add a match meanwhile: then the older one stands.
-                for attempt in 1...Self.creationAttempts {
-                    if let existing = try read(attributes, service, call) { return (existing, false) }
-                    let created = try made ?? make()
-                    made = created
-                    if try addIfStillAbsent(
-                        created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call
-                    ) {
-                        return (created, true)
-                    }
-                    usleep(Self.backoffMicroseconds(attempt))
-                    try call.checkCancellation()
-                }
-                throw KeyringError.keptChanging("creation of the item")
-            }
-        }
+        return try await backend.secret(matching: attributes, orStore: make, label: label, in: collection, contentType: contentType)
     }
 
     /// How many times a read-or-create adds its item before giving up on writers that keep adding theirs.
@@ -211,12 +160,7 @@ public struct KeyringClient: Sendable {
 
     /// The secret of `item`, or `nil` when it no longer exists.
     public func secret(of item: KeyringItem) async throws -> KeyringSecret? {
-        if let file {
-            return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(ofItemWith: item.attributes, call) }
-        }
-        return try await perform { service, call in
-            try readSecret(at: item.id, lockedKnown: item.isLocked, service, call)
-        }
+        try await backend.secret(of: item)
     }
 
     /// Every item whose attributes include `attributes`, with label, times and lock state, oldest first.
@@ -225,23 +169,13 @@ public struct KeyringClient: Sendable {
     /// A locked collection's items are listed when the provider shows them while locked (GNOME Keyring does;
     /// KeePassXC shows none until the collection is unlocked).
     public func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
-        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.items(matching: attributes, call) } }
-        return try await perform { service, call in
-            let found = try matches(attributes, service, call)
-            return try items(at: found.unlocked + found.locked, service, call)
-        }
+        try await backend.items(matching: attributes)
     }
 
     /// Deletes `item`; returns `false` when it was already gone.
     @discardableResult
     public func delete(_ item: KeyringItem) async throws -> Bool {
-        if let file {
-            return try await BlockingExecutor.run(timeout: timeout) { call in try file.delete(itemWith: item.attributes, call) }
-        }
-        return try await performWrite { service, call in
-            if item.isLocked { try unlockOrThrow([item.id], service, call) }
-            return try deleteIfPresent(item.id, service, call)
-        }
+        try await backend.delete(item)
     }
 
     /// Deletes every item whose attributes include `attributes` (at least one); returns how many went.
@@ -250,42 +184,20 @@ public struct KeyringClient: Sendable {
     @discardableResult
     public func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
-        if let file { return try await BlockingExecutor.run(timeout: timeout) { call in try file.deleteAll(matching: attributes, call) } }
-        return try await performWrite { service, call in
-            var found = try matches(attributes, service, call)
-            if !found.locked.isEmpty || !found.unknown.isEmpty {
-                try unlockOrThrow(found.locked + found.unknown, service, call)
-                found = try matches(attributes, service, call)
-                guard found.locked.isEmpty, found.unknown.isEmpty else {
-                    throw KeyringError.locked(collection: (found.locked + found.unknown).first.map(KeyringCollection.name(ofPath:)))
-                }
-            }
-            var deleted = 0
-            for path in found.unlocked where try deleteIfPresent(path, service, call) {
-                deleted += 1
-            }
-            return deleted
-        }
+        return try await backend.deleteAll(matching: attributes)
     }
 
     /// Locks `collection` through the Secret Service's `Lock` method. For a keyring file, this process lets go of
     /// the file and its key: the next call asks the Secret portal for the key again.
     public func lock(_ collection: KeyringCollection) async throws {
         try validate(collection)
-        if let file { return file.forget() }
-        return try await perform { service, call in
-            try service.lock([try resolve(collection, service, call)], call)
-        }
+        try await backend.lock(collection)
     }
 
     /// Unlocks `collection`, letting the Secret Service prompt for its password whatever the ``unlockPolicy``.
     /// A keyring file is never locked: this does nothing for one.
     public func unlock(_ collection: KeyringCollection) async throws {
         try validate(collection)
-        if file != nil { return }
-        return try await perform { service, call in
-            let path = try resolve(collection, service, call)
-            guard try service.unlock([path], call).contains(path) else { throw KeyringError.promptDismissed }
-        }
+        try await backend.unlock(collection)
     }
 }

@@ -28,6 +28,11 @@ public struct KeyringSchema: Sendable, Hashable {
     /// The attribute libsecret uses to record an item's schema name.
     static let schemaAttribute = "xdg:schema"
 
+    /// `attributes` with this schema's name as `xdg:schema`, as a new item carries them.
+    func stamped(_ attributes: KeyringAttributes) -> KeyringAttributes {
+        attributes.merging([Self.schemaAttribute: name]) { _, schemaName in schemaName }
+    }
+
     static func isValidAttributeName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F || byte == 0x2E

@@ -112,3 +112,17 @@ package final class AsyncLock: Sendable {
         next?.continuation.resume()
     }
 }
+
+extension AsyncLock {
+    /// Runs `body` holding the lock, as a keyring call waits for one: at most `timeout`
+    /// (``KeyringError/timedOut(_:)``), and ``KeyringError/cancelled`` with its task.
+    func holding<Value: Sendable>(within timeout: Duration, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await withLock(timeout: timeout, body)
+        } catch is TimedOut {
+            throw KeyringError.timedOut(timeout)
+        } catch is CancellationError {
+            throw KeyringError.cancelled
+        }
+    }
+}

@@ -13,15 +13,11 @@ extension KeyringClient {
     public func moveToKeyringFile(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
         let file = KeyringFile.sandbox
-        let found = try await perform { service, call in
-            let found = try matches(attributes, service, call)
-            return try items(at: found.unlocked + found.locked, service, call)
-        }
+        let service = service
+        let found = try await service.items(matching: attributes)
         var copied: [(item: KeyringItem, secret: KeyringSecret)] = []
         for item in found {
-            guard let secret = try await perform({ service, call in
-                try readSecret(at: item.id, lockedKnown: item.isLocked, service, call)
-            }) else { continue }
+            guard let secret = try await service.secret(of: item) else { continue }
             // Adds nothing where the file holds a match already.
             _ = try await BlockingExecutor.run(timeout: timeout) { call in
                 try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
@@ -38,34 +34,8 @@ extension KeyringClient {
         }
         try SandboxDetection.recordMove()
         for item in moved {
-            try await performWrite { service, call in
-                if item.isLocked { try unlockOrThrow([item.id], service, call) }
-                _ = try deleteIfPresent(item.id, service, call)
-            }
+            _ = try await service.delete(item)
         }
         return moved.count
-    }
-
-    /// Before an item is created in the keyring file: throws ``KeyringError/notMoved(_:)`` when the Secret Service
-    /// on the session bus answers and holds a match — the app kept its items there before (a Snap whose
-    /// `password-manager-service` plug was connected, a Flatpak that dropped `--talk-name` without moving them),
-    /// and a new one would replace them. No Secret Service to ask (none on the bus, or the sandbox keeps the app
-    /// from it) means the file is the app's only keyring.
-    func refuseIfNotMoved(_ attributes: KeyringAttributes) async throws {
-        let held: Bool
-        do {
-            held = try await perform { service, call in
-                let found = try matches(attributes, service, call)
-                return !found.unlocked.isEmpty || !found.locked.isEmpty
-            }
-        } catch KeyringError.noSessionBus, KeyringError.serviceUnavailable, KeyringError.noDefaultCollection {
-            return
-        } catch KeyringError.other(let domain, _, _) where domain == "org.freedesktop.DBus.Error.AccessDenied" {
-            return
-        }
-        if held {
-            throw KeyringError.notMoved(
-                "the Secret Service on the session bus holds items with the attributes \(attributes.keys.sorted().joined(separator: ", "))")
-        }
     }
 }

@@ -33,7 +33,7 @@ final class ServiceConnection: Sendable {
         for connection in forgotten { connection.current.withLock { $0 = nil } }
     }
 
-    private let bus: BusAddress
+    let bus: BusAddress
     private let transport: SecretTransport
     private let current = Locked<OpenService?>(nil)
     /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).

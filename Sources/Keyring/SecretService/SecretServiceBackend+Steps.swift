@@ -1,5 +1,5 @@
-/// The blocking steps public calls are made of. Run them on worker threads only (inside `perform`).
-extension KeyringClient {
+/// The blocking steps the Secret Service's calls are made of. Run them on worker threads only (inside `perform`).
+extension SecretServiceBackend {
     /// Where the items `attributes` address are, as far as the service shows without prompting.
     struct Matches {
         /// Matches in unlocked collections.
@@ -131,17 +131,12 @@ extension KeyringClient {
         return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
     }
 
-    /// `attributes` with the schema name as `xdg:schema`, as a new item carries them.
-    func withSchemaName(_ attributes: KeyringAttributes) -> KeyringAttributes {
-        attributes.merging([KeyringSchema.schemaAttribute: schema.name]) { _, schemaName in schemaName }
-    }
-
     /// Adds a new item to `collection`, unlocking the collection when allowed.
     private func add(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ service: OpenService, _ call: CallContext
     ) throws -> String {
-        let stored = withSchemaName(attributes)
+        let stored = schema.stamped(attributes)
         let step = {
             try service.createItem(
                 in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
@@ -167,56 +162,6 @@ extension KeyringClient {
         } catch let failure as GLibFailure where !failure.isCancelled {
             _ = try resolve(collection, service, call)
             throw failure
-        }
-    }
-
-    /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
-    nonisolated(nonsending) func perform<Result: Sendable>(
-        spent: Duration = .zero,
-        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
-    ) async throws -> Result {
-        let connection = connection
-        return try await BlockingExecutor.run(timeout: timeout, spent: spent) { call in
-            try connection.withService(call) { try body($0, call) }
-        }
-    }
-
-    /// Runs a step that changes items: one at a time per bus in this process. Writes of one item racing each
-    /// other gain nothing, and two deletions of one item at once crash KeePassXC 2.7.4.
-    func performWrite<Result: Sendable>(
-        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
-    ) async throws -> Result {
-        let started = ContinuousClock.now
-        return try await holding(connection.writes) { try await perform(spent: ContinuousClock.now - started, body) }
-    }
-
-    /// Runs `body` holding `lock`, waiting for it no longer than ``timeout``.
-    func holding<Value: Sendable>(_ lock: AsyncLock, _ body: () async throws -> Value) async throws -> Value {
-        do {
-            return try await lock.withLock(timeout: timeout, body)
-        } catch is AsyncLock.TimedOut {
-            throw KeyringError.timedOut(timeout)
-        } catch is CancellationError {
-            throw KeyringError.cancelled
-        }
-    }
-
-    func validate(_ attributes: KeyringAttributes) throws {
-        guard !attributes.isEmpty else { throw KeyringError.invalidAttributes("at least one attribute is needed") }
-        try schema.validate(attributes)
-        // C strings end at NUL: "a\0b" would address the item "a".
-        if let (name, _) = attributes.first(where: { $0.value.utf8.contains(0) }) {
-            throw KeyringError.invalidAttributes("the value of attribute \(name) contains a NUL character")
-        }
-    }
-
-    /// Throws unless the alias can be an element of a D-Bus object path: ASCII letters, digits and `_`.
-    func validate(_ collection: KeyringCollection) throws {
-        let alias = collection.alias.utf8
-        guard !alias.isEmpty, alias.allSatisfy({ byte in
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x5F
-        }) else {
-            throw KeyringError.invalidAttributes("'\(collection.alias)' is not a collection alias: use ASCII letters, digits and _")
         }
     }
 

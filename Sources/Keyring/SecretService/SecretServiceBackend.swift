@@ -1,0 +1,129 @@
+import Glibc
+
+/// The Secret Service on a bus as a place to keep items: each call runs its steps on a worker thread with the
+/// bus's shared connection (see `ServiceConnection`), and calls that change items take turns per bus.
+struct SecretServiceBackend: KeyringBackend {
+    let schema: KeyringSchema
+    let unlockPolicy: UnlockPolicy
+    let timeout: Duration
+    let connection: ServiceConnection
+
+    func store(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
+    ) async throws {
+        try await performWrite { service, call in
+            _ = try write(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        }
+    }
+
+    func add(
+        _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
+    ) async throws -> Bool {
+        try await performWrite { service, call in
+            try addIfStillAbsent(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        }
+    }
+
+    nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
+        // The steady state: one non-blocking GetSecret on the item this query resolved to before.
+        let started = ContinuousClock.now
+        if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
+        return try await perform(spent: ContinuousClock.now - started) { service, call in try read(attributes, service, call) }
+    }
+
+    func secret(
+        matching attributes: KeyringAttributes, orStore make: @escaping @Sendable () throws -> KeyringSecret, label: String,
+        in collection: KeyringCollection, contentType: String
+    ) async throws -> (secret: KeyringSecret, created: Bool) {
+        try await withCreationLock(for: attributes, timeout: timeout) {
+            try await performWrite { service, call in
+                var made: KeyringSecret?
+                // Another program (not taking our lock) may add a match meanwhile: then the older one stands.
+                for attempt in 1...KeyringClient.creationAttempts {
+                    if let existing = try read(attributes, service, call) { return (existing, false) }
+                    let created = try made ?? make()
+                    made = created
+                    if try addIfStillAbsent(
+                        created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call
+                    ) {
+                        return (created, true)
+                    }
+                    usleep(KeyringClient.backoffMicroseconds(attempt))
+                    try call.checkCancellation()
+                }
+                throw KeyringError.keptChanging("creation of the item")
+            }
+        }
+    }
+
+    func secret(of item: KeyringItem) async throws -> KeyringSecret? {
+        try await perform { service, call in try readSecret(at: item.id, lockedKnown: item.isLocked, service, call) }
+    }
+
+    func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
+        try await perform { service, call in
+            let found = try matches(attributes, service, call)
+            return try items(at: found.unlocked + found.locked, service, call)
+        }
+    }
+
+    func delete(_ item: KeyringItem) async throws -> Bool {
+        try await performWrite { service, call in
+            if item.isLocked { try unlockOrThrow([item.id], service, call) }
+            return try deleteIfPresent(item.id, service, call)
+        }
+    }
+
+    func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
+        try await performWrite { service, call in
+            var found = try matches(attributes, service, call)
+            if !found.locked.isEmpty || !found.unknown.isEmpty {
+                try unlockOrThrow(found.locked + found.unknown, service, call)
+                found = try matches(attributes, service, call)
+                guard found.locked.isEmpty, found.unknown.isEmpty else {
+                    throw KeyringError.locked(collection: (found.locked + found.unknown).first.map(KeyringCollection.name(ofPath:)))
+                }
+            }
+            var deleted = 0
+            for path in found.unlocked where try deleteIfPresent(path, service, call) {
+                deleted += 1
+            }
+            return deleted
+        }
+    }
+
+    func lock(_ collection: KeyringCollection) async throws {
+        try await perform { service, call in try service.lock([try resolve(collection, service, call)], call) }
+    }
+
+    func unlock(_ collection: KeyringCollection) async throws {
+        try await perform { service, call in
+            let path = try resolve(collection, service, call)
+            guard try service.unlock([path], call).contains(path) else { throw KeyringError.promptDismissed }
+        }
+    }
+
+    func creationLockPlace() throws -> CreationLock.Place {
+        .bus(try connection.bus.resolve())
+    }
+
+    /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
+    nonisolated(nonsending) func perform<Result: Sendable>(
+        spent: Duration = .zero,
+        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
+    ) async throws -> Result {
+        let connection = connection
+        return try await BlockingExecutor.run(timeout: timeout, spent: spent) { call in
+            try connection.withService(call) { try body($0, call) }
+        }
+    }
+
+    /// Runs a step that changes items: one at a time per bus in this process. Writes of one item racing each
+    /// other gain nothing, and two deletions of one item at once crash KeePassXC 2.7.4.
+    func performWrite<Result: Sendable>(
+        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
+    ) async throws -> Result {
+        let started = ContinuousClock.now
+        return try await connection.writes.holding(within: timeout) { try await perform(spent: ContinuousClock.now - started, body) }
+    }
+}
