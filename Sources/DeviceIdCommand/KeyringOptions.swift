@@ -14,7 +14,7 @@ struct KeyringOptions: ParsableArguments {
     var nonInteractive = false
 
     @Option(parsing: .unconditional, help: "Give up after this many seconds, for the whole command (lock waits and prompts included).")
-    var timeout: Double = 25
+    var timeout: Double = Double(KeyringClient.defaultTimeout.components.seconds)
 
     func validate() throws {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds") }

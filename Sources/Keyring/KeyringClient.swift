@@ -50,12 +50,15 @@ public struct KeyringClient: Sendable {
     /// or `nil` when it uses the Secret Service on ``bus``.
     public var keyringFilePath: String? { file?.path }
 
+    /// The bound on each call unless a client is given another: long enough for a person to answer an unlock prompt.
+    @usableFromInline package static let defaultTimeout = Duration.seconds(25)
+
     /// Creates a client. Nothing is contacted until the first call.
     public init(
         schema: KeyringSchema = .standard,
         bus: BusAddress = .session,
         unlockPolicy: UnlockPolicy = .interactive,
-        timeout: Duration = .seconds(25),
+        timeout: Duration = KeyringClient.defaultTimeout,
         transport: SecretTransport = .plain
     ) {
         self.schema = schema

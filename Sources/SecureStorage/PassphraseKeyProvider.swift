@@ -60,7 +60,7 @@ public final class PassphraseKeyProvider: KeyProvider {
     ///     gigabytes. Data sealed with higher costs needs a provider configured with at least those.
     ///   - timeout: how long a call waits for a derivation before ``SecureStorageError/derivationTimedOut(_:)``;
     ///     a cancelled task stops waiting at once (``KeyringError/cancelled``).
-    public init(passphrase: KeyringSecret, cost: Cost = .default, timeout: Duration = .seconds(25)) {
+    public init(passphrase: KeyringSecret, cost: Cost = .default, timeout: Duration = KeyringClient.defaultTimeout) {
         self.passphrase = passphrase
         self.cost = cost
         self.timeout = timeout
