@@ -3,8 +3,11 @@
 /// sandbox decision (`SandboxDetection`), and hands the call down; neither place knows about the other, but for the
 /// file asking the Secret Service whether the app's items are still there before it creates one.
 ///
+/// A backend is made for one public call and carries that call's ``Deadline``: every step of the call is bounded by it.
 /// Each requirement is the ``KeyringClient`` call of the same name, with its guarantees; arguments arrive checked.
 protocol KeyringBackend: Sendable {
+    /// When the call this backend serves must be done.
+    var deadline: Deadline { get }
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws
@@ -12,10 +15,6 @@ protocol KeyringBackend: Sendable {
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws -> Bool
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret?
-    func secret(
-        matching attributes: KeyringAttributes, orStore make: @escaping @Sendable () throws -> KeyringSecret, label: String,
-        in collection: KeyringCollection, contentType: String
-    ) async throws -> (secret: KeyringSecret, created: Bool)
     func secret(of item: KeyringItem) async throws -> KeyringSecret?
     func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem]
     func delete(_ item: KeyringItem) async throws -> Bool
@@ -26,19 +25,55 @@ protocol KeyringBackend: Sendable {
     func creationLockPlace() throws -> CreationLock.Place
 }
 
+/// How many times a read-or-create adds its item before giving up on writers that keep adding theirs.
+private let creationAttempts = 5
+
 extension KeyringBackend {
-    /// Runs `body` holding the creation lock for `attributes` in this place, each wait bounded by `timeout` (see
+    /// Runs `body` holding the creation lock for `attributes` in this place, its waits bounded by the deadline (see
     /// ``KeyringClient/withCreationLock(for:_:)``).
-    func withCreationLock<Value: Sendable>(
-        for attributes: KeyringAttributes, timeout: Duration, _ body: () async throws -> Value
-    ) async throws -> Value {
-        let place = try creationLockPlace()
+    func withCreationLock<Value: Sendable>(for attributes: KeyringAttributes, _ body: () async throws -> Value) async throws -> Value {
+        let (place, deadline) = (try creationLockPlace(), deadline)
         let name = CreationLock.name(place, attributes: attributes)
         // Tasks of this process queue without holding threads; one at a time then takes the file lock.
-        return try await CreationLock.inProcess(name).holding(within: timeout) {
-            let lock = try await BlockingExecutor.run(timeout: timeout) { call in try CreationLock(named: name, at: place, call) }
+        return try await CreationLock.inProcess(name).holding(until: deadline) {
+            let lock = try await BlockingExecutor.run(until: deadline) { call in try CreationLock(named: name, at: place, call) }
             defer { lock.release() }
             return try await body()
         }
+    }
+
+    /// Read or create, the one algorithm: under the creation lock for `attributes`, `read`; only when it finds
+    /// nothing, `make` a value (once) and `add` it. An add that stepped back — a writer that does not take the lock
+    /// added a match at the same moment — is followed by a short random pause and a new read, a few times at most.
+    /// Concurrent callers, in this process or others using this library, so create exactly one item.
+    func readOrCreate<Value: Sendable>(
+        for attributes: KeyringAttributes,
+        read: () async throws -> Value?,
+        make: () async throws -> Value,
+        add: (Value) async throws -> Bool
+    ) async throws -> (value: Value, created: Bool) {
+        try await withCreationLock(for: attributes) {
+            var made: Value?
+            for attempt in 1...creationAttempts {
+                if let existing = try await read() { return (existing, false) }
+                let value: Value
+                if let made { value = made } else { value = try await make() }
+                made = value
+                if try await add(value) { return (value, true) }
+                try await pause(after: attempt)
+            }
+            throw KeyringError.keptChanging("creation of the item")
+        }
+    }
+
+    /// A random pause before attempt `attempt + 1` of a read-or-create, so that writers that stepped back together
+    /// (their items created in the same second) do not collide again; within the deadline, cancelled with its task.
+    private func pause(after attempt: Int) async throws {
+        do {
+            try await Task.sleep(for: min(.microseconds(UInt32.random(in: 1_000...20_000) * UInt32(attempt)), deadline.remaining))
+        } catch {
+            throw KeyringError.cancelled
+        }
+        if deadline.hasPassed { throw deadline.timedOut }
     }
 }

@@ -35,15 +35,16 @@ public struct KeyringClient: Sendable {
     /// The sandbox's keyring file, when this client keeps items there.
     var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
 
-    /// The Secret Service on ``bus``, with this client's settings.
-    var service: SecretServiceBackend {
-        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, timeout: timeout, connection: connection)
+    /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
+    func service(until deadline: Deadline) -> SecretServiceBackend {
+        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline, connection: connection)
     }
 
-    /// Where this client keeps items now: the sandbox's keyring file, or the Secret Service.
+    /// Where this client keeps items now — the sandbox's keyring file, or the Secret Service — for one public call,
+    /// with its deadline: ``timeout`` from now.
     var backend: any KeyringBackend {
-        let service = service
-        return file.map { KeyringFileBackend(file: $0, schema: schema, timeout: timeout, host: service) } ?? service
+        let service = service(until: Deadline(timeout))
+        return file.map { KeyringFileBackend(file: $0, schema: schema, deadline: service.deadline, host: service) } ?? service
     }
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
@@ -85,7 +86,7 @@ public struct KeyringClient: Sendable {
     public func withCreationLock<Value: Sendable>(
         for attributes: KeyringAttributes, _ body: () async throws -> Value
     ) async throws -> Value {
-        try await backend.withCreationLock(for: attributes, timeout: timeout, body)
+        try await backend.withCreationLock(for: attributes, body)
     }
 
     /// Stores `secret` under `attributes` in `collection`, replacing every item there that the same
@@ -149,16 +150,26 @@ public struct KeyringClient: Sendable {
     ) async throws -> (secret: KeyringSecret, created: Bool) {
         try validate(attributes)
         try validate(collection)
-        return try await backend.secret(matching: attributes, orStore: make, label: label, in: collection, contentType: contentType)
+        let backend = backend
+        let (secret, created) = try await backend.readOrCreate(
+            for: attributes,
+            read: { try await backend.secret(matching: attributes) },
+            make: { try await WorkerThreads.run(make) },
+            add: { try await backend.add($0, label: label, attributes: attributes, in: collection, contentType: contentType) })
+        return (secret, created)
     }
 
-    /// How many times a read-or-create adds its item before giving up on writers that keep adding theirs.
-    package static let creationAttempts = 5
-
-    /// A random pause before attempt `attempt + 1` of a read-or-create, so that writers that stepped back
-    /// together (their items created in the same second) do not collide again.
-    package static func backoffMicroseconds(_ attempt: Int) -> UInt32 {
-        UInt32.random(in: 1_000...20_000) * UInt32(attempt)
+    /// The value `read` finds; only when it finds none, the value `make` makes, once `add` has stored it — with
+    /// ``secret(matching:orStore:label:in:contentType:)``'s guarantees, for a value stored some other way (a sealed
+    /// `Codable`, say). `read` and `add` must address the items `attributes` name.
+    package func readOrCreate<Value: Sendable>(
+        for attributes: KeyringAttributes,
+        read: () async throws -> Value?,
+        make: () async throws -> Value,
+        add: (Value) async throws -> Bool
+    ) async throws -> (value: Value, created: Bool) {
+        try validate(attributes)
+        return try await backend.readOrCreate(for: attributes, read: read, make: make, add: add)
     }
 
     /// The secret of `item`, or `nil` when it no longer exists.

@@ -78,30 +78,15 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     public nonisolated(nonsending) func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
         // The common case, an existing value, takes no lock.
         if let existing = try await get() { return (existing, false) }
-        return try await keyring.withCreationLock(for: codec.item.attributes) {
-            var made: T?
-            for attempt in 1...KeyringClient.creationAttempts {
-                if let existing = try await get() { return (existing, false) }
-                let value: T
-                if let made { value = made } else { value = try await make() }
-                made = value
-                let added = try await serialized {
-                    var encoded = try await codec.encode(value)
-                    defer { encoded.resetBytes(in: 0..<encoded.count) }
-                    guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
-                                                contentType: contentType) else { return false }
-                    if cacheable { cache.withLock { $0 = value } }
-                    return true
-                }
-                if added { return (value, true) }
-                // A writer without our lock added an item at the same moment and both stepped back: try again.
-                do {
-                    try await Task.sleep(for: .microseconds(KeyringClient.backoffMicroseconds(attempt)))
-                } catch {
-                    throw KeyringError.cancelled
-                }
+        return try await keyring.readOrCreate(for: codec.item.attributes, read: { try await get() }, make: make) { value in
+            try await serialized {
+                var encoded = try await codec.encode(value)
+                defer { encoded.resetBytes(in: 0..<encoded.count) }
+                guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
+                                            contentType: contentType) else { return false }
+                if cacheable { cache.withLock { $0 = value } }
+                return true
             }
-            throw KeyringError.keptChanging("creation of the item")
         }
     }
 

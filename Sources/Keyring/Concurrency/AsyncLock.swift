@@ -114,13 +114,13 @@ package final class AsyncLock: Sendable {
 }
 
 extension AsyncLock {
-    /// Runs `body` holding the lock, as a keyring call waits for one: at most `timeout`
+    /// Runs `body` holding the lock, as a keyring call waits for one: until `deadline`
     /// (``KeyringError/timedOut(_:)``), and ``KeyringError/cancelled`` with its task.
-    func holding<Value: Sendable>(within timeout: Duration, _ body: () async throws -> Value) async throws -> Value {
+    func holding<Value: Sendable>(until deadline: Deadline, _ body: () async throws -> Value) async throws -> Value {
         do {
-            return try await withLock(timeout: timeout, body)
+            return try await withLock(timeout: deadline.remaining, body)
         } catch is TimedOut {
-            throw KeyringError.timedOut(timeout)
+            throw deadline.timedOut
         } catch is CancellationError {
             throw KeyringError.cancelled
         }

@@ -12,16 +12,15 @@ import Synchronization
 final class CallContext: @unchecked Sendable {
     // GCancellable is thread-safe; the pointer never changes.
     let cancellable: UnsafeMutablePointer<GCancellable>
-    let timeout: Duration
-    private let deadline: DispatchTime
+    /// When the call must be done.
+    let deadline: Deadline
     private let expired = Atomic<Bool>(false)
     private let timer = Locked<DispatchWorkItem?>(nil)
     private static let timers = DispatchQueue(label: "swift-deviceid.keyring.timeouts")
 
-    /// A call bounded by `timeout`, of which `spent` already went (errors report the whole `timeout`).
-    init(timeout: Duration, spent: Duration = .zero) {
-        self.timeout = timeout
-        deadline = .now() + max(timeout - spent, .zero).dispatchInterval
+    /// A call that must be done by `deadline`.
+    init(deadline: Deadline) {
+        self.deadline = deadline
         cancellable = g_cancellable_new()
     }
 
@@ -35,17 +34,16 @@ final class CallContext: @unchecked Sendable {
         timer.withLock { armed in
             guard armed == nil else { return }
             let expiry = DispatchWorkItem { [weak self] in self?.expire() }
-            Self.timers.asyncAfter(deadline: deadline, execute: expiry)
+            Self.timers.asyncAfter(deadline: deadline.dispatchTime, execute: expiry)
             armed = expiry
         }
     }
 
     /// The time left, in milliseconds, for a D-Bus call's own timeout (at least 1).
-    var remainingMilliseconds: Int32 {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let left = deadline.uptimeNanoseconds > now ? (deadline.uptimeNanoseconds - now) / 1_000_000 : 0
-        return Int32(clamping: max(left, 1))
-    }
+    var remainingMilliseconds: Int32 { deadline.remainingMilliseconds }
+
+    /// The call's whole bound, as errors report it.
+    var timeout: Duration { deadline.timeout }
 
     /// Whether the timeout, rather than the caller, cancelled the call.
     var hasExpired: Bool { expired.load(ordering: .acquiring) }
@@ -63,5 +61,5 @@ final class CallContext: @unchecked Sendable {
     }
 
     /// What a cancelled call reports: a timeout when the deadline cancelled it.
-    var cancellationError: KeyringError { hasExpired ? .timedOut(timeout) : .cancelled }
+    var cancellationError: KeyringError { hasExpired ? deadline.timedOut : .cancelled }
 }

@@ -52,14 +52,13 @@ extension WorkerThreads {
 enum BlockingExecutor {
     private static let workers = WorkerThreads.queue
 
-    /// Runs `body` on a worker thread, bounded by `timeout` and cancelled with the calling task.
+    /// Runs `body` on a worker thread, bounded by `deadline` and cancelled with the calling task.
     /// Errors leave as ``KeyringError``.
     nonisolated(nonsending) static func run<Result: Sendable>(
-        timeout: Duration,
-        spent: Duration = .zero,
+        until deadline: Deadline,
         _ body: @escaping @Sendable (CallContext) throws -> Result
     ) async throws -> Result {
-        let call = CallContext(timeout: timeout, spent: spent)
+        let call = CallContext(deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 workers.async {

@@ -61,7 +61,7 @@ struct GLibFailure: Error {
         if let (path, opening) = keyringFile { return keyringFileError(path, opening: opening, in: call) }
         if isCancelled { return call.cancellationError }
         if isIO(G_IO_ERROR_TIMED_OUT) || isDBus(G_DBUS_ERROR_TIMEOUT) || isDBus(G_DBUS_ERROR_TIMED_OUT) {
-            return .timedOut(call.timeout)
+            return call.deadline.timedOut
         }
         if let address = connectingTo { return .noSessionBus("cannot connect to \(address): \(message)") }
         if isLocked { return .locked(collection: nil) }

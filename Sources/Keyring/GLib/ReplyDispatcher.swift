@@ -16,8 +16,7 @@ final class ReplyDispatcher: Sendable {
 
     private struct Waiting {
         let continuation: CheckedContinuation<Reply, any Error>
-        let deadline: ContinuousClock.Instant
-        let timeout: Duration
+        let deadline: Deadline
     }
 
     private let pending = Locked<[UInt32: Waiting]>([:])
@@ -74,21 +73,20 @@ final class ReplyDispatcher: Sendable {
     }
 
     private func sweep() {
-        let now = ContinuousClock.now
         let (overdue, empty) = pending.withLock { table in
-            let overdue = table.filter { $0.value.deadline <= now }
+            let overdue = table.filter { $0.value.deadline.hasPassed }
             for serial in overdue.keys { table.removeValue(forKey: serial) }
             return (Array(overdue.values), table.isEmpty)
         }
-        for waiting in overdue { waiting.continuation.resume(throwing: KeyringError.timedOut(waiting.timeout)) }
+        for waiting in overdue { waiting.continuation.resume(throwing: waiting.deadline.timedOut) }
         sweeping.store(false, ordering: .releasing)
         // A call may have arrived between the check and the store: look once more.
         if !empty || !pending.withLock({ $0.isEmpty }) { startSweeping() }
     }
 
-    /// Sends `message` on `connection` and awaits its reply, at most `timeout`; task cancellation gives up.
+    /// Sends `message` on `connection` and awaits its reply, until `deadline`; task cancellation gives up.
     /// Sending does not block: it queues the message for GDBus's thread.
-    nonisolated(nonsending) func send(_ message: OpaquePointer, on connection: OpaquePointer, timeout: Duration) async throws -> Reply {
+    nonisolated(nonsending) func send(_ message: OpaquePointer, on connection: OpaquePointer, until deadline: Deadline) async throws -> Reply {
         // The serial is known only once sent; cancellation may come before.
         let state = Locked<(serial: UInt32?, cancelled: Bool)>((nil, false))
         let reply = try await withTaskCancellationHandler {
@@ -100,7 +98,7 @@ final class ReplyDispatcher: Sendable {
                     guard g_dbus_connection_send_message(connection, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, &serial, &error) != 0 else {
                         return false
                     }
-                    table[serial] = Waiting(continuation: continuation, deadline: .now + timeout, timeout: timeout)
+                    table[serial] = Waiting(continuation: continuation, deadline: deadline)
                     return true
                 }
                 guard sent else {

@@ -4,7 +4,7 @@
 struct KeyringFileBackend: KeyringBackend {
     let file: KeyringFile
     let schema: KeyringSchema
-    let timeout: Duration
+    let deadline: Deadline
     /// The Secret Service on the session bus, asked before an item is created whether the app's items are still there.
     let host: SecretServiceBackend
 
@@ -12,7 +12,7 @@ struct KeyringFileBackend: KeyringBackend {
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws {
         let (file, stored) = (file, schema.stamped(attributes))
-        try await BlockingExecutor.run(timeout: timeout) { call in
+        try await BlockingExecutor.run(until: deadline) { call in
             try file.store(secret, label: label, attributes: stored, contentType: contentType, call)
         }
     }
@@ -22,52 +22,34 @@ struct KeyringFileBackend: KeyringBackend {
     ) async throws -> Bool {
         let (file, stored) = (file, schema.stamped(attributes))
         try await refuseIfNotMoved(attributes)
-        return try await BlockingExecutor.run(timeout: timeout) { call in
+        return try await BlockingExecutor.run(until: deadline) { call in
             try file.add(secret, label: label, attributes: stored, contentType: contentType, call)
         }
     }
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
-        let file = file
-        return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(matching: attributes, call) }
-    }
-
-    func secret(
-        matching attributes: KeyringAttributes, orStore make: @escaping @Sendable () throws -> KeyringSecret, label: String,
-        in collection: KeyringCollection, contentType: String
-    ) async throws -> (secret: KeyringSecret, created: Bool) {
-        let (file, stored) = (file, schema.stamped(attributes))
-        return try await withCreationLock(for: attributes, timeout: timeout) {
-            if let existing = try await secret(matching: attributes) { return (existing, false) }
-            try await refuseIfNotMoved(attributes)
-            return try await BlockingExecutor.run(timeout: timeout) { call in
-                let created = try make()
-                if try file.add(created, label: label, attributes: stored, contentType: contentType, call) { return (created, true) }
-                // Added meanwhile by a program that does not take the lock: that one stands.
-                guard let existing = try file.secret(matching: attributes, call) else { throw KeyringError.keptChanging("creation of the item") }
-                return (existing, false)
-            }
-        }
+        let (file, deadline) = (file, deadline)
+        return try await BlockingExecutor.run(until: deadline) { call in try file.secret(matching: attributes, call) }
     }
 
     func secret(of item: KeyringItem) async throws -> KeyringSecret? {
         let file = file
-        return try await BlockingExecutor.run(timeout: timeout) { call in try file.secret(ofItemWith: item.attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try file.secret(ofItemWith: item.attributes, call) }
     }
 
     func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
         let file = file
-        return try await BlockingExecutor.run(timeout: timeout) { call in try file.items(matching: attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try file.items(matching: attributes, call) }
     }
 
     func delete(_ item: KeyringItem) async throws -> Bool {
         let file = file
-        return try await BlockingExecutor.run(timeout: timeout) { call in try file.delete(itemWith: item.attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try file.delete(itemWith: item.attributes, call) }
     }
 
     func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         let file = file
-        return try await BlockingExecutor.run(timeout: timeout) { call in try file.deleteAll(matching: attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try file.deleteAll(matching: attributes, call) }
     }
 
     func lock(_ collection: KeyringCollection) async throws {

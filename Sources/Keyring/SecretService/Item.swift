@@ -37,7 +37,7 @@ extension OpenService {
     /// The secret of the item at `path` by one `GetSecret` that blocks no thread, over a plain session.
     /// `nil` when the service answers anything but the secret (gone, locked, another daemon…): the
     /// blocking path then looks again and reports it. Throws only for the timeout and cancellation.
-    nonisolated(nonsending) func quickSecret(atPath path: String, timeout: Duration) async throws -> KeyringSecret? {
+    nonisolated(nonsending) func quickSecret(atPath path: String, until deadline: Deadline) async throws -> KeyringSecret? {
         precondition(transport == .plain, "secrets from a negotiated session are decoded on the blocking path")
         let message = g_dbus_message_new_method_call(owner, path, SecretServiceNames.Interface.item, "GetSecret")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
@@ -45,7 +45,7 @@ extension OpenService {
         g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 1))
         let reply: ReplyDispatcher.Reply
         do {
-            reply = try await replies.send(message!, on: connection, timeout: timeout)
+            reply = try await replies.send(message!, on: connection, until: deadline)
         } catch is GLibFailure {
             return nil   // not sent (the connection closed, say): the blocking path reopens and reports
         }

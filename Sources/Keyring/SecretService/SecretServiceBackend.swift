@@ -1,11 +1,9 @@
-import Glibc
-
 /// The Secret Service on a bus as a place to keep items: each call runs its steps on a worker thread with the
 /// bus's shared connection (see `ServiceConnection`), and calls that change items take turns per bus.
 struct SecretServiceBackend: KeyringBackend {
     let schema: KeyringSchema
     let unlockPolicy: UnlockPolicy
-    let timeout: Duration
+    let deadline: Deadline
     let connection: ServiceConnection
 
     func store(
@@ -26,34 +24,8 @@ struct SecretServiceBackend: KeyringBackend {
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
-        let started = ContinuousClock.now
-        if let secret = try await connection.quickRead(attributes, timeout: timeout) { return secret }
-        return try await perform(spent: ContinuousClock.now - started) { service, call in try read(attributes, service, call) }
-    }
-
-    func secret(
-        matching attributes: KeyringAttributes, orStore make: @escaping @Sendable () throws -> KeyringSecret, label: String,
-        in collection: KeyringCollection, contentType: String
-    ) async throws -> (secret: KeyringSecret, created: Bool) {
-        try await withCreationLock(for: attributes, timeout: timeout) {
-            try await performWrite { service, call in
-                var made: KeyringSecret?
-                // Another program (not taking our lock) may add a match meanwhile: then the older one stands.
-                for attempt in 1...KeyringClient.creationAttempts {
-                    if let existing = try read(attributes, service, call) { return (existing, false) }
-                    let created = try made ?? make()
-                    made = created
-                    if try addIfStillAbsent(
-                        created, label: label, attributes: attributes, in: collection, contentType: contentType, service, call
-                    ) {
-                        return (created, true)
-                    }
-                    usleep(KeyringClient.backoffMicroseconds(attempt))
-                    try call.checkCancellation()
-                }
-                throw KeyringError.keptChanging("creation of the item")
-            }
-        }
+        if let secret = try await connection.quickRead(attributes, until: deadline) { return secret }
+        return try await perform { service, call in try read(attributes, service, call) }
     }
 
     func secret(of item: KeyringItem) async throws -> KeyringSecret? {
@@ -107,13 +79,12 @@ struct SecretServiceBackend: KeyringBackend {
         .bus(try connection.bus.resolve())
     }
 
-    /// Runs `body` on a worker thread with the open service, within what is left of ``timeout`` after `spent`.
+    /// Runs `body` on a worker thread with the open service, until the deadline.
     nonisolated(nonsending) func perform<Result: Sendable>(
-        spent: Duration = .zero,
         _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
     ) async throws -> Result {
         let connection = connection
-        return try await BlockingExecutor.run(timeout: timeout, spent: spent) { call in
+        return try await BlockingExecutor.run(until: deadline) { call in
             try connection.withService(call) { try body($0, call) }
         }
     }
@@ -123,7 +94,6 @@ struct SecretServiceBackend: KeyringBackend {
     func performWrite<Result: Sendable>(
         _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
     ) async throws -> Result {
-        let started = ContinuousClock.now
-        return try await connection.writes.holding(within: timeout) { try await perform(spent: ContinuousClock.now - started, body) }
+        try await connection.writes.holding(until: deadline) { try await perform(body) }
     }
 }

@@ -59,10 +59,10 @@ final class ServiceConnection: Sendable {
     /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
     /// `nil` sends the caller down the blocking path, which then searches afresh (the remembered item did not
     /// answer with its secret: gone, locked, or the daemon is another).
-    nonisolated(nonsending) func quickRead(_ attributes: KeyringAttributes, timeout: Duration) async throws -> KeyringSecret? {
+    nonisolated(nonsending) func quickRead(_ attributes: KeyringAttributes, until deadline: Deadline) async throws -> KeyringSecret? {
         guard let service = current.withLock({ $0 }), service.transport == .plain,
               let path = service.resolvedPath(for: attributes) else { return nil }
-        if let secret = try await service.quickSecret(atPath: path, timeout: timeout) { return secret }
+        if let secret = try await service.quickSecret(atPath: path, until: deadline) { return secret }
         service.setResolvedPath(nil, for: attributes)
         return nil
     }
