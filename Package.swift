@@ -44,34 +44,36 @@ let package = Package(
         ),
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
-        .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Locking"]),
+        .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
         // Every call of the TPM Software Stack's ESAPI, behind `package` API: endorsement certificates, attestation
         // keys, TPM2_Certify and credential activation (what OpenSSL's tpm2 provider does not do).
         .target(name: "TSSSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
-        // Under every layer: a lock ThreadSanitizer sees in sanitized builds.
-        .target(name: "Locking"),
+        // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in
+        // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
+        .target(name: "Threading"),
         // Layer 1: the Secret Service, told truthfully.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "Locking"]),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading"]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "Locking", "OpenSSLSupport"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",
-            dependencies: ["SecureStorage", "Keyring", "Locking", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SecureStorage", "Keyring", "Threading", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
-        .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Keyring"]),
+        .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Threading"]),
         // Device tokens: the client half of DeviceCheck for Linux.
-        .target(name: "DeviceCheck", dependencies: ["DeviceId", "Keyring", "OpenSSLSupport", "TSSSupport"]),
+        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport", "TSSSupport", "Threading"]),
         // The main actor inside a GLib main loop (GTK, GIO applications). GLib only.
         .target(name: "MainLoopIntegration", dependencies: ["CGLib", "CDispatchMainQueue"]),
         // The `deviceid` command for session scripts.
         .executableTarget(
             name: "DeviceIdCommand",
             dependencies: [
-                "DeviceId", "DeviceCheck", "Keyring", "SecureStorage", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceId", "DeviceCheck", "Keyring", "SecureStorage", "Threading",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -109,11 +111,11 @@ let package = Package(
         // Starts private D-Bus buses with gnome-keyring or KeePassXC for tests.
         .target(
             name: "KeyringTestSupport",
-            dependencies: ["Keyring", "CLibSecret", "Locking", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Keyring", "CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")],
             path: "Tests/KeyringTestSupport",
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport"]),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport", "Threading"]),
         .testTarget(name: "MainLoopIntegrationTests", dependencies: ["KeyringTestSupport"]),
         .testTarget(
             name: "SecureStorageTests",

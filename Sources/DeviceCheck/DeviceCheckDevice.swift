@@ -1,6 +1,6 @@
+import Threading
 import DeviceId
 import FoundationEssentials
-import Keyring
 import OpenSSLSupport
 import TSSSupport
 

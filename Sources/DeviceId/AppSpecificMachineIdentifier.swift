@@ -1,3 +1,4 @@
+import Threading
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import SecureStorage
 
 /// The identifierForVendor-plus-Keychain pattern: the identifier kept in the keyring wins; when there is

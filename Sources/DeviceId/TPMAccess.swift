@@ -1,3 +1,4 @@
+import Threading
 import Keyring
 import OpenSSLSupport
 

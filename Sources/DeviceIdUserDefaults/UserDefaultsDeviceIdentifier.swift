@@ -1,6 +1,6 @@
+import Threading
 import DeviceId
 import Foundation
-import Keyring
 
 /// A UUID string kept in `UserDefaults` (SwiftKit's first identifier). On Linux that is the file
 /// `~/.config/<suite>.plist`: it goes when the file goes, and any program of the user can change it.

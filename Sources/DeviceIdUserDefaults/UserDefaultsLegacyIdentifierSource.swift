@@ -1,6 +1,6 @@
+import Threading
 import DeviceId
 import Foundation
-import Keyring
 
 /// An identifier kept under a `UserDefaults` key, as SwiftKit's identifier did.
 public struct UserDefaultsLegacyIdentifierSource: LegacyIdentifierSource {

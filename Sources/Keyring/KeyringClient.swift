@@ -1,3 +1,4 @@
+import Threading
 import Glibc
 
 /// A Swift client for the freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) that tells

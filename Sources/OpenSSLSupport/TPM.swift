@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import COpenSSL
 import FoundationEssentials
 import Glibc

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import Keyring
 
 /// The default key: 32 random bytes kept as their own keyring item in the access group, apart from the data.

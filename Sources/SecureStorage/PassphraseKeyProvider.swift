@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import Keyring
 import OpenSSLSupport
 
@@ -91,8 +91,13 @@ public final class PassphraseKeyProvider: KeyProvider {
         }
         let salt = Array(parameters[4...])
         let passphrase = passphrase
-        let key = try await WorkerThreads.run(abandoningAfter: timeout, timedOut: SecureStorageError.derivationTimedOut(timeout)) {
-            try Self.scrypt(passphrase, salt: salt, cost: stored)
+        let key: KeyringSecret
+        do {
+            key = try await WorkerThreads.run(abandoningAfter: timeout, timedOut: SecureStorageError.derivationTimedOut(timeout)) {
+                try Self.scrypt(passphrase, salt: salt, cost: stored)
+            }
+        } catch is CancellationError {
+            throw KeyringError.cancelled
         }
         derived.withLock { $0[parameters] = key }
         return key

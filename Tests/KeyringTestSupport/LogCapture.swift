@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import Logging
 
 /// Keeps what a `Logger` logs, for tests and benchmarks that count or time what a library reports.

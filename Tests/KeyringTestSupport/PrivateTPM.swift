@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import Foundation
 
 /// A software TPM 2.0 for tests, set up as a machine's TPM is: `swtpm`, manufactured by `swtpm_setup` with

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 
 /// A counting semaphore for tasks: at most `limit` holders at once, the rest queued in order without
 /// holding a thread.

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import Threading
 
 /// A child process started with `posix_spawn` and reaped by a thread of its own. The test support starts every
 /// daemon and command this way rather than with Foundation's `Process`, which (Swift 6.3.1) reads past glibc's

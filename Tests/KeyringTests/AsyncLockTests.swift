@@ -1,4 +1,5 @@
 import Keyring
+import Threading
 import Testing
 
 @Suite("AsyncLock (in-memory, pure logic)")

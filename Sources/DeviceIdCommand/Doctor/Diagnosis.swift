@@ -1,3 +1,4 @@
+import Threading
 import DeviceId
 import FoundationEssentials
 import Keyring

@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import CLibSecret
 
 /// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has

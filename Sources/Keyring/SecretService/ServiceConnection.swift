@@ -1,4 +1,4 @@
-import Locking
+import Threading
 import CLibSecret
 
 /// The process-wide Secret Service for one bus address, opened on first use and reopened after

@@ -1,10 +1,8 @@
-import Locking
-import CLibSecret
 import Dispatch
 
 /// Runs blocking work (D-Bus, file, key derivation) on the library's worker threads, never on Swift's cooperative pool.
 package enum WorkerThreads {
-    static let queue = DispatchQueue(label: "swift-deviceid.workers", qos: .userInitiated, attributes: .concurrent)
+    package static let queue = DispatchQueue(label: "swift-deviceid.workers", qos: .userInitiated, attributes: .concurrent)
 
     /// Runs `work` on a worker thread and returns its result.
     package static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
@@ -16,7 +14,7 @@ package enum WorkerThreads {
 
 extension WorkerThreads {
     /// Runs `work` on a worker thread for a caller that stops waiting when its task is cancelled
-    /// (``KeyringError/cancelled``) or after `timeout` (`timedOut`). Work that cannot be interrupted (a key
+    /// (`CancellationError`, which each layer reports as its own error) or after `timeout` (`timedOut`). Work that cannot be interrupted (a key
     /// derivation) then finishes in the background and its result is dropped.
     package static func run<Value: Sendable>(
         abandoningAfter timeout: Duration, timedOut: any Error, _ work: @escaping @Sendable () throws -> Value
@@ -35,50 +33,22 @@ extension WorkerThreads {
                     if !state.cancelled { state.continuation = continuation }
                     return state.cancelled
                 }
-                guard !cancelled else { return continuation.resume(throwing: KeyringError.cancelled) }
+                guard !cancelled else { return continuation.resume(throwing: CancellationError()) }
                 queue.async { finish(Result(catching: work)) }
                 timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { finish(.failure(timedOut)) }
             }
         } onCancel: {
             waiting.withLock { $0.cancelled = true }
-            finish(.failure(KeyringError.cancelled))
+            finish(.failure(CancellationError()))
         }
     }
 
     private static let timers = DispatchQueue(label: "swift-deviceid.workers.timeouts")
 }
 
-/// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
-enum BlockingExecutor {
-    private static let workers = WorkerThreads.queue
-
-    /// Runs `body` on a worker thread, bounded by `deadline` and cancelled with the calling task.
-    /// Errors leave as ``KeyringError``.
-    nonisolated(nonsending) static func run<Result: Sendable>(
-        until deadline: Deadline,
-        _ body: @escaping @Sendable (CallContext) throws -> Result
-    ) async throws -> Result {
-        let call = CallContext(deadline: deadline)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                workers.async {
-                    do {
-                        continuation.resume(returning: try body(call))
-                    } catch let failure as GLibFailure {
-                        continuation.resume(throwing: failure.keyringError(in: call))
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
-                }
-            }
-        } onCancel: {
-            call.cancel()
-        }
-    }
-}
-
 extension Duration {
-    var dispatchInterval: DispatchTimeInterval {
+    /// The duration as Dispatch takes it: zero when negative, `never` when it does not fit.
+    package var dispatchInterval: DispatchTimeInterval {
         let (seconds, attoseconds) = components
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !nanoseconds.overflow, seconds >= 0 else { return seconds < 0 ? .nanoseconds(0) : .never }

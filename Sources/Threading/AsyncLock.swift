@@ -1,4 +1,3 @@
-import Locking
 import Dispatch
 
 /// A first-come, first-served lock for async code: holders may suspend while holding it, and waiters
@@ -110,19 +109,5 @@ package final class AsyncLock: Sendable {
         }
         next?.deadline?.cancel()
         next?.continuation.resume()
-    }
-}
-
-extension AsyncLock {
-    /// Runs `body` holding the lock, as a keyring call waits for one: until `deadline`
-    /// (``KeyringError/timedOut(_:)``), and ``KeyringError/cancelled`` with its task.
-    func holding<Value: Sendable>(until deadline: Deadline, _ body: () async throws -> Value) async throws -> Value {
-        do {
-            return try await withLock(timeout: deadline.remaining, body)
-        } catch is TimedOut {
-            throw deadline.timedOut
-        } catch is CancellationError {
-            throw KeyringError.cancelled
-        }
     }
 }

@@ -1,0 +1,31 @@
+import Dispatch
+import Threading
+
+/// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
+enum BlockingExecutor {
+    private static let workers = WorkerThreads.queue
+
+    /// Runs `body` on a worker thread, bounded by `deadline` and cancelled with the calling task.
+    /// Errors leave as ``KeyringError``.
+    nonisolated(nonsending) static func run<Result: Sendable>(
+        until deadline: Deadline,
+        _ body: @escaping @Sendable (CallContext) throws -> Result
+    ) async throws -> Result {
+        let call = CallContext(deadline: deadline)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                workers.async {
+                    do {
+                        continuation.resume(returning: try body(call))
+                    } catch let failure as GLibFailure {
+                        continuation.resume(throwing: failure.keyringError(in: call))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+    }
+}
