@@ -10,12 +10,10 @@ package enum TPMAccess {
     /// `timeout` counts as unavailable (the attempt goes on in the background).
     package static func check(timeout: Duration) async throws {
         let silent = DeviceIdentifierError.tpmUnavailable("it did not answer within \(timeout): check that the TPM (or its resource manager) is running")
-        try await WorkerThreads.run(abandoningAfter: timeout, timedOut: silent) {
-            do {
-                _ = try TPM.shared()
-            } catch {
-                throw DeviceIdentifierError.wrapping(error)
-            }
+        do {
+            try await WorkerThreads.run(abandoningAfter: timeout, timedOut: silent) { _ = try TPM.shared() }
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
         }
     }
 }
