@@ -4,6 +4,10 @@ import OpenSSLSupport
 
 /// Whether this process can use the TPM for identities kept there, asked as a TPM-held identity asks it.
 package enum TPMAccess {
+    /// The kernel's TPM device the provider opens when `TPM2OPENSSL_TCTI` names none: `/dev/tpmrm0` or `/dev/tpm0`,
+    /// whichever exists first; `nil` when neither does.
+    package static var device: String? { TPM.device }
+
     /// Opens the TPM through OpenSSL's `tpm2` provider — the one `TPM2OPENSSL_TCTI` names, else `/dev/tpmrm0` — which
     /// reaches the TPM itself; throws ``DeviceIdentifierError/tpmUnavailable(_:)``, saying what to do, when it cannot.
     /// The TPM stays open for the process's later calls, as after any use. A TPM that does not answer within

@@ -35,12 +35,15 @@ struct CommandFailure: Error {
         message = context.flatMap { Self.commandWords(for: error, $0) } ?? String(describing: error)
     }
 
+    /// The keyring's own failure behind `error`: itself, or the one a `DeviceIdentifierError` carries.
+    static func keyringError(in error: any Error) -> KeyringError? {
+        if case .keychainUnexpectedStatus(let keyring) = error as? DeviceIdentifierError { return keyring }
+        return error as? KeyringError
+    }
+
     /// Messages that name the command's options rather than the library's.
     private static func commandWords(for error: any Error, _ context: Context) -> String? {
-        let keyring = (error as? KeyringError) ?? {
-            if case .keychainUnexpectedStatus(let keyring) = error as? DeviceIdentifierError { return keyring }
-            return nil
-        }()
+        let keyring = keyringError(in: error)
         let environment = ProcessInfo.processInfo.environment
         let noDisplay = (environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         switch (keyring, error as? DeviceIdentifierError) {

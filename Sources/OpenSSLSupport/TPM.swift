@@ -131,11 +131,16 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
         return TPM(context: context, providers: [tpm2, base])
     }
 
+    /// The kernel's TPM device the provider's default TCTI opens: the resource manager `/dev/tpmrm0`, else `/dev/tpm0`;
+    /// `nil` when neither exists.
+    package static var device: String? {
+        ["/dev/tpmrm0", "/dev/tpm0"].first { (path: String) in access(path, F_OK) == 0 }
+    }
+
     /// The kernel's TPM device, as the provider's default TCTI opens it: missing, or not ours to open, is said
     /// plainly before the provider tries.
     package static func checkDevice() throws(TPMFailure) {
-        let devices = ["/dev/tpmrm0", "/dev/tpm0"]
-        guard let device = devices.first(where: { access($0, F_OK) == 0 }) else { throw .noDevice }
+        guard let device else { throw .noDevice }
         guard access(device, R_OK | W_OK) == 0 else { throw .permissionDenied(device) }
     }
 }

@@ -101,73 +101,97 @@ struct Diagnosis: Encodable {
 }
 
 extension Diagnosis {
-    /// Asks every part in turn, never prompting and never writing. Once the Secret Service has not answered within the
-    /// timeout, it is asked nothing more.
+    /// Asks every part in turn, never prompting and never writing, all within `--timeout` (each step gets what is left
+    /// of it). Once the Secret Service has not answered in time, it is asked nothing more; once the time is up, nothing
+    /// is, and a diagnosis that could not reach the identity says so (exit 75).
     static func make(_ options: IdentityOptions) async -> Diagnosis {
         let configuration = options.configuration
         let group = configuration.accessGroup
         let timeout = options.keyringOptions.duration
-        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: timeout)
+        let end = ContinuousClock.now + timeout
+        let remaining = { end - .now }
+        // A client for the next step, bounded by what is left of the command's time.
+        let client = { KeyringClient(unlockPolicy: .nonInteractive, timeout: max(remaining(), .milliseconds(1))) }
+        let keyringFile = client().keyringFilePath
         let context = CommandFailure.Context(
-            accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyring.keyringFilePath)
+            accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyringFile)
 
         var diagnosis = Diagnosis(
             accessGroup: group.rawValue,
-            place: Place(backend: keyring.keyringFilePath == nil ? .secretService : .keyringFile, reason: keyring.placeReason,
-                         sandbox: SandboxDetection.sandbox(), keyringFile: keyring.keyringFilePath),
-            portal: Portal(), tpm: await TPMReport.look(timeout: timeout),
+            place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: client().placeReason,
+                         sandbox: SandboxDetection.sandbox(), keyringFile: keyringFile),
+            portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
         var serviceAnswers = true
-        if keyring.keyringFilePath == nil {
+        if keyringFile == nil {
+            // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
+            // start, as any client's first call would; then who owns it, if nobody did before.
+            await diagnosis.lookUpProvider(client())
             do {
-                // Asked first: a provider D-Bus can start is started here, as any client's first call starts it.
-                diagnosis.collections = try await keyring.collections().map {
+                diagnosis.collections = try await client().collections().map {
                     Collection(name: $0.name, label: $0.label, locked: $0.isLocked, isDefault: $0.isDefault)
                 }
+                if diagnosis.provider == nil { await diagnosis.lookUpProvider(client()) }
             } catch {
                 diagnosis.serviceProblem = String(describing: error)
                 diagnosis.problems.append(Problem(CommandFailure(error, context: context)))
                 serviceAnswers = !Self.gaveUp(error)
             }
-            if let provider = try? await keyring.provider() {
-                var version: String?
-                if let executable = provider.executable {
-                    version = try? await WorkerThreads.run { ProviderProgram.packageVersion(of: executable) }
+        }
+        if serviceAnswers && remaining() > .zero {
+            do {
+                diagnosis.items = try await client().items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
+                    Item(label: $0.label, account: $0.attributes[KeyringSchema.accountAttribute] ?? "", collection: $0.collection,
+                         locked: $0.isLocked)
                 }
-                diagnosis.provider = Provider(
-                    busName: provider.busName, processID: provider.processID, executable: provider.executable,
-                    product: provider.executable.flatMap(ProviderProgram.product(of:)), version: version)
+            } catch {
+                diagnosis.itemsProblem = String(describing: error)
             }
         }
-        do {
-            diagnosis.portal.version = try await keyring.secretPortalVersion()
-        } catch KeyringError.portalUnavailable(let detail) {
-            diagnosis.portal.problem = detail
-        } catch {
-            diagnosis.portal.problem = String(describing: error)
-        }
-        guard serviceAnswers else { return diagnosis }
-
-        do {
-            diagnosis.items = try await keyring.items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
-                Item(label: $0.label, account: $0.attributes[KeyringSchema.accountAttribute] ?? "", collection: $0.collection, locked: $0.isLocked)
+        var absent = false
+        if serviceAnswers && remaining() > .zero {
+            do {
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: client(), logger: Logger(label: "deviceid"))
+                let identity = try await identifier.existingIdentity()
+                diagnosis.identity = Identity(
+                    state: .present, id: identity.id, keyType: identity.publicKey?.keyType.rawValue,
+                    keyProtection: identity.keyProtection.rawValue, encrypted: configuration.useEncryption)
+            } catch DeviceIdentifierError.keychainItemNotFound {
+                diagnosis.identity.state = .absent
+                absent = true
+            } catch {
+                if diagnosis.problems.isEmpty { diagnosis.problems.append(Problem(error, context: context)) }
             }
-        } catch {
-            diagnosis.itemsProblem = String(describing: error)
+        } else if diagnosis.problems.isEmpty {
+            diagnosis.problems.append(Problem(CommandFailure(KeyringError.timedOut(timeout), context: context)))
         }
-        do {
-            let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid"))
-            let identity = try await identifier.existingIdentity()
-            diagnosis.identity = Identity(
-                state: .present, id: identity.id, keyType: identity.publicKey?.keyType.rawValue,
-                keyProtection: identity.keyProtection.rawValue, encrypted: configuration.useEncryption)
-        } catch DeviceIdentifierError.keychainItemNotFound {
-            diagnosis.identity.state = .absent
-            diagnosis.problems += diagnosis.creationProblems(configuration)
-        } catch {
-            if diagnosis.problems.isEmpty { diagnosis.problems.append(Problem(error, context: context)) }
+        let notAsked = "not asked: --timeout ran out before"
+        if remaining() > .zero {
+            do {
+                diagnosis.portal.version = try await client().secretPortalVersion()
+            } catch KeyringError.portalUnavailable(let detail) {
+                diagnosis.portal.problem = detail
+            } catch {
+                diagnosis.portal.problem = String(describing: error)
+            }
+        } else {
+            diagnosis.portal.problem = notAsked
         }
+        diagnosis.tpm = remaining() > .zero ? await TPMReport.look(timeout: remaining()) : TPMReport(problem: notAsked)
+        if absent { diagnosis.problems += diagnosis.creationProblems(configuration) }
         return diagnosis
+    }
+
+    /// Fills ``provider`` in with the program that owns `org.freedesktop.secrets` now, if any, and its package's version.
+    private mutating func lookUpProvider(_ keyring: KeyringClient) async {
+        guard let found = try? await keyring.provider() else { return }
+        var version: String?
+        if let executable = found.executable {
+            version = try? await WorkerThreads.run { ProviderProgram.packageVersion(of: executable) }
+        }
+        provider = Provider(
+            busName: found.busName, processID: found.processID, executable: found.executable,
+            product: found.executable.flatMap(ProviderProgram.product(of:)), version: version)
     }
 
     /// What would keep `deviceid id` from creating the identity, which is absent.
@@ -199,11 +223,7 @@ extension Diagnosis.Problem {
 
     /// The problem `error` is; a locked keyring is said as `doctor` says it (it never prompts).
     init(_ error: any Error, context: CommandFailure.Context) {
-        let keyring = (error as? KeyringError) ?? {
-            if case .keychainUnexpectedStatus(let keyring) = error as? DeviceIdentifierError { return keyring }
-            return nil
-        }()
-        if case .locked(let collection) = keyring {
+        if case .locked(let collection) = CommandFailure.keyringError(in: error) {
             self.init(locked: collection)
         } else {
             self.init(CommandFailure(error, context: context))

@@ -10,16 +10,15 @@ struct TPMReport: Encodable {
     /// The device's owner, group and mode, as `ls -l` shows them (`root:tss 0660`).
     var deviceAccess: String?
     /// Whether OpenSSL's `tpm2` provider reached the TPM.
-    var reachable: Bool
+    var reachable = false
     /// Why it did not, and what to do.
     var problem: String?
 
     /// Looks: the environment and the device first, then a real open of the TPM, bounded by `timeout`.
     static func look(timeout: Duration) async -> TPMReport {
-        let device = ["/dev/tpmrm0", "/dev/tpm0"].first { (path: String) in access(path, F_OK) == 0 }
+        let device = TPMAccess.device
         var report = TPMReport(
-            tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }, device: device,
-            deviceAccess: device.flatMap(Self.ownership(of:)), reachable: false)
+            tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }, device: device, deviceAccess: device.flatMap(Self.ownership(of:)))
         do {
             try await TPMAccess.check(timeout: timeout)
             report.reachable = true
