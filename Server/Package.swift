@@ -27,13 +27,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
-        // The service: stores, requests, authorization.
+        // The server: its configuration and application (Application), the endpoints (Controllers), connections'
+        // deadlines and telemetry (Connections), team JWTs (Teams), device tokens and TPM trust (Tokens), and where
+        // teams and bits are kept (Stores).
         .target(
             name: "DeviceIdServer",
             dependencies: [
                 .product(name: "DeviceCheck", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -53,8 +57,6 @@ let package = Package(
                 "DeviceIdServer",
                 .product(name: "DeviceCheck", package: root),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -88,6 +90,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
             exclude: ["Fixtures"]

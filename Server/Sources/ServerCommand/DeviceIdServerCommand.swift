@@ -21,36 +21,48 @@ struct DatabaseOptions: ParsableArguments {
         """)
     var database: String?
 
-    /// The store the URL names, migrated. A database that cannot be used stops the command within seconds, with a
-    /// line naming it and why: exit 69 when it refused (the connection, TLS or the password), 75 when it did not
-    /// answer in time.
-    func open() async throws -> any BitStore {
-        let url = database ?? "sqlite:" + Self.defaultPath
+    /// Where the URL says the data lives; an unusable URL is a usage error.
+    func location() throws(ConfigurationError) -> DatabaseLocation {
         do {
-            let store: any BitStore
-            if url.hasPrefix("sqlite:"), url.count > "sqlite:".count {
-                store = try await SQLiteBitStore(path: String(url.dropFirst("sqlite:".count)))
-            } else if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-                store = try await PostgresBitStore(url: url)
-            } else {
-                throw ValidationError("--database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE")
-            }
-            try await store.migrate()
-            return store
-        } catch StoreError.badURL(let detail) {
-            throw ValidationError("unusable --database URL: \(detail)")
-        } catch let error as StoreError {
-            FileHandle.standardError.write(Data("deviceid-server: error: \(error)\n".utf8))
-            switch error {
-            case .unreachable(_, _, temporary: false): throw ExitCode(69)
-            default: throw ExitCode(75)
+            return try DatabaseLocation(parsing: database, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ConfigurationError("--database \(error)")
+        }
+    }
+
+    /// Runs `body` with the store the URL names, running and migrated.
+    func withStore<Value>(_ body: (any BitStore) async throws -> Value) async throws -> Value {
+        let place: DatabaseLocation
+        do {
+            place = try location()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        return try await opening {
+            try await place.open().whileRunning { store in
+                try await store.migrate()
+                return try await body(store)
             }
         }
     }
 
-    private static var defaultPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
-        return data + "/deviceid-server/deviceid.sqlite"
+    /// Runs `body`, which opens the database: one that cannot be used stops the command within seconds, with a line
+    /// naming it and why: exit 69 when it refused (the connection, TLS or the password), 75 when it did not answer in
+    /// time.
+    func opening<Value>(_ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch StoreError.badURL(let detail) {
+            throw ValidationError("unusable --database URL: \(detail)")
+        } catch let error as StoreError {
+            let status: Int32
+            switch error {
+            case .unreachable(_, _, let temporary): status = temporary ? 75 : 69
+            case .timedOut: status = 75
+            default: throw error
+            }
+            FileHandle.standardError.write(Data("deviceid-server: error: \(error)\n".utf8))
+            throw ExitCode(status)
+        }
     }
 }

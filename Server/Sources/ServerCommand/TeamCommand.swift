@@ -18,9 +18,7 @@ struct TeamCommand: AsyncParsableCommand {
         func run() async throws {
             let pem = try String(contentsOfFile: publicKey, encoding: .utf8)
             guard pem.contains("-----BEGIN PUBLIC KEY-----") else { throw ValidationError("\(publicKey) is not a PEM public key") }
-            let store = try await database.open()
-            try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: pem))
-            try await store.close()
+            try await database.withStore { try await $0.add(Team(id: team, keyID: keyID, publicKeyPEM: pem)) }
         }
     }
 
@@ -29,9 +27,7 @@ struct TeamCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let store = try await database.open()
-            for team in try await store.teams() { print("\(team.id)\t\(team.keyID)") }
-            try await store.close()
+            for team in try await database.withStore({ try await $0.teams() }) { print("\(team.id)\t\(team.keyID)") }
         }
     }
 
@@ -41,9 +37,7 @@ struct TeamCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let store = try await database.open()
-            let removed = try await store.removeTeam(team)
-            try await store.close()
+            let removed = try await database.withStore { try await $0.removeTeam(team) }
             guard removed else { throw ValidationError("no team \(team)") }
         }
     }

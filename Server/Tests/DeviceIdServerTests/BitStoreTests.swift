@@ -16,9 +16,9 @@ struct BitStoreTests {
     @Test("Concurrent updates of many devices, each setting some bits, all take effect; reads answer each device its own",
           arguments: Database.allCases)
     func concurrentUpdatesAndReads(database: Database) async throws {
-        try await database.with { open in
+        try await database.with { running in
             // On PostgreSQL the updates are spread over two servers' stores; an SQLite file has one server.
-            let stores = database == .postgres ? [try await open(), try await open()] : [try await open()]
+            let stores = database == .postgres ? [try await running.open(), try await running.open()] : [try await running.open()]
             let devices = (0..<120).map { "device-\($0)" }
             // Pattern 1 starts from bits already set, so that its updates must clear them.
             for device in devices.enumerated() where device.offset % Self.patterns.count == 1 {
@@ -47,23 +47,23 @@ struct BitStoreTests {
             }
             #expect(read["never-set"] == .some(nil))
             #expect(try await stores[0].record(team: "TEAM2", device: devices[0]).bits == nil)
-            for store in stores { try await store.close() }
+            for store in stores { await running.stop(store) }
         }
     }
 
     @Test("A closed store refuses requests rather than leaving them waiting", arguments: Database.allCases)
     func closed(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
-            try await store.close()
+        try await database.with { running in
+            let store = try await running.open()
+            await running.stop(store)
             await #expect(throws: (any Error).self) { try await store.record(team: "TEAM1", device: "device").bits }
         }
     }
 
     @Test("Team ids that differ only in Unicode normalization stay two teams, batched together or not", arguments: Database.allCases)
     func bytewiseKeys(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
+        try await database.with { running in
+            let store = try await running.open()
             let (composed, decomposed) = ("\u{E9}quipe", "e\u{301}quipe")
             #expect(composed == decomposed && !composed.utf8.elementsEqual(decomposed.utf8))
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -75,14 +75,14 @@ struct BitStoreTests {
             async let second = store.record(team: decomposed, device: "device").bits
             let (one, other) = (try #require(try await first), try #require(try await second))
             #expect(one.bit0 && !one.bit1 && !other.bit0 && other.bit1)
-            try await store.close()
+            await running.stop(store)
         }
     }
 
     @Test("Removing a team while its devices are updated in batches neither deadlocks nor fails an update", arguments: Database.allCases)
     func removalDuringUpdates(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
+        try await database.with { running in
+            let store = try await running.open()
             try await store.add(Team(id: "TEAM9", keyID: "KID9", publicKeyPEM: "-"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<400 {
@@ -94,7 +94,7 @@ struct BitStoreTests {
                 try await group.waitForAll()
             }
             #expect(try await store.teams().allSatisfy { $0.id != "TEAM9" })
-            try await store.close()
+            await running.stop(store)
         }
     }
 }
@@ -107,8 +107,8 @@ struct TPMBindingStoreTests {
     @Test("A pending credential is replaced by a later one and taken once, with the TPM it was sealed to; removing the team removes it",
           arguments: Database.allCases)
     func pending(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
+        try await database.with { running in
+            let store = try await running.open()
             let expires = Date(timeIntervalSince1970: 2_000_000_000)
             let first = PendingCredential(attestationKeyName: Data([0, 11, 1]), tpm: "p1", digest: Data(repeating: 1, count: 32), expires: expires)
             let second = PendingCredential(attestationKeyName: Data([0, 11, 2]), tpm: "p2", digest: Data(repeating: 2, count: 32), expires: expires)
@@ -121,15 +121,15 @@ struct TPMBindingStoreTests {
             try await store.savePendingCredential(first, team: "TEAM1", device: "device")
             #expect(try await store.removeTeam("TEAM1"))
             #expect(try await store.takePendingCredential(team: "TEAM1", device: "device") == nil)
-            try await store.close()
+            await running.stop(store)
         }
     }
 
     @Test("Keys bound to one TPM share its bits: each key's own merged in, the later update of each bit winning; another team, another TPM and an unbound key stay apart",
           arguments: Database.allCases)
     func keysOfOneTPM(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
+        try await database.with { running in
+            let store = try await running.open()
             let bind = { (team: String, device: String, tpm: String) in
                 try await store.bindToTPM(team: team, device: device, attestationKeyName: Data([0, 11]), tpm: tpm, at: Date())
             }
@@ -166,16 +166,16 @@ struct TPMBindingStoreTests {
 
             #expect(try await store.removeTeam("TEAM1") == false)   // bits, bindings and all, though no team was added
             #expect(try await store.record(team: "TEAM1", device: "second") == DeviceRecord(bits: nil, hardwareBound: false))
-            try await store.close()
+            await running.stop(store)
         }
     }
 
     @Test("Updates of keys racing their own binding all reach the TPM's bits, seen through another key bound before",
           arguments: Database.allCases)
     func updatesDuringBinding(database: Database) async throws {
-        try await database.with { open in
+        try await database.with { running in
             // On PostgreSQL the updates and the bindings come through two servers' stores.
-            let stores = database == .postgres ? [try await open(), try await open()] : [try await open()]
+            let stores = database == .postgres ? [try await running.open(), try await running.open()] : [try await running.open()]
             let keys = 0..<150
             for key in keys {
                 try await stores[0].bindToTPM(team: "TEAM1", device: "sibling-\(key)", attestationKeyName: Data([1]), tpm: "tpm-\(key)", at: Date())
@@ -193,7 +193,7 @@ struct TPMBindingStoreTests {
             for key in keys {
                 #expect(try await stores[0].record(team: "TEAM1", device: "sibling-\(key)").bits?.bit1 == true, "key \(key)")
             }
-            for store in stores { try await store.close() }
+            for store in stores { await running.stop(store) }
         }
     }
 
@@ -215,7 +215,7 @@ struct TPMBindingStoreTests {
             }
             try await connection.close()
             store = try await SQLiteBitStore(path: path)
-            try await check(store)
+            try await store.whileRunning { try await check($0) }
         case .postgres:
             try await PrivatePostgres.with { server in
                 try server.execute("""
@@ -223,7 +223,7 @@ struct TPMBindingStoreTests {
                     CREATE TABLE tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL, digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device));
                     \(rows)
                     """)
-                try await check(try await PostgresBitStore(url: server.url, environment: server.environment))
+                try await PostgresBitStore(url: server.url, environment: server.environment).whileRunning { try await check($0) }
             }
         }
 
@@ -238,23 +238,22 @@ struct TPMBindingStoreTests {
             try await store.bindToTPM(team: "TEAM1", device: "sibling", attestationKeyName: Data([1]), tpm: "tpm", at: late)
             try await store.bindToTPM(team: "TEAM1", device: "key", attestationKeyName: Data([1]), tpm: "tpm", at: late)
             #expect(try await store.record(team: "TEAM1", device: "key") == DeviceRecord(bits: .init(bit0: true, bit1: true, updated: late), hardwareBound: true))
-            try await store.close()
         }
     }
 
     @Test("The secret: the first proposal is kept, and every store on the database reads it", arguments: Database.allCases)
     func secret(database: Database) async throws {
-        try await database.with { open in
+        try await database.with { running in
             // Two servers on PostgreSQL; an SQLite file has one.
-            let one = try await open()
-            let other = database == .postgres ? try await open() : one
+            let one = try await running.open()
+            let other = database == .postgres ? try await running.open() : one
             async let first = one.secret(named: "s", proposing: [1, 2, 3])
             async let second = other.secret(named: "s", proposing: [4, 5, 6])
             let (a, b) = try await (first, second)
             #expect(a == b && [[1, 2, 3], [4, 5, 6]].contains(a))
             #expect(try await one.secret(named: "s", proposing: [7]) == a)
-            try await one.close()
-            if database == .postgres { try await other.close() }
+            await running.stop(one)
+            if database == .postgres { await running.stop(other) }
         }
     }
 }

@@ -18,24 +18,16 @@ enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
 
     var description: String { rawValue }
 
-    /// Runs `body` with a way to open a store on fresh data (each call a new connection: a new server process's).
-    func with<Value>(_ body: (_ open: @Sendable () async throws -> any BitStore) async throws -> Value) async throws -> Value {
+    /// Runs `body` with the stores it opens on fresh data, running (each open a new server process's connection).
+    func with<Value>(_ body: (RunningStores) async throws -> Value) async throws -> Value {
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            return try await body {
-                let store = try await SQLiteBitStore(path: directory + "/bits.sqlite")
-                try await store.migrate()
-                return store
-            }
+            return try await RunningStores.with(make: { try await SQLiteBitStore(path: directory + "/bits.sqlite") }, body)
         case .postgres:
             return try await PrivatePostgres.with { server in
-                try await body {
-                    let store = try await PostgresBitStore(url: server.url, environment: server.environment)
-                    try await store.migrate()
-                    return store
-                }
+                try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }, body)
             }
         }
     }
@@ -73,15 +65,16 @@ struct Fixture {
     /// A TPM maker's CA certificate (that made no TPM here).
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
+    /// The server's application on `store` (the fixture's by default), as `serve` builds it, with `configuration`
+    /// (by default: plain HTTP on loopback, metrics on a port of their own), `tpm` trusted, teams read again every
+    /// `refresh`, and the clock `now`.
     func app(
-        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil, metrics: PrometheusCollectorRegistry = .init(),
-        refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
-    ) -> some ApplicationProtocol {
-        let store = store ?? self.store
-        return Application(
-            router: DeviceCheckService.router(
-                store: store, authorizer: TeamAuthorizer(store: store, refreshInterval: refresh), metrics: metrics, tpm: tpm, now: now),
-            logger: logger)
+        store: (any BitStore)? = nil, configuration: ServerConfiguration? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
+        metrics: PrometheusCollectorRegistry = .init(), refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> some ApplicationProtocol {
+        let configuration = try configuration ?? ServerConfiguration(
+            metrics: .loopback(port: 0), teamRefresh: refresh, database: .sqlite(path: ":memory:"), tpm: tpm)
+        return try buildApplication(configuration: configuration, store: store ?? self.store, logger: logger, metrics: metrics, now: now)
     }
 }
 
@@ -104,8 +97,8 @@ func request(_ token: String, _ extra: [String: Any] = [:]) -> [String: Any] {
 struct DeviceCheckServiceTests {
     @Test("Validate, query before any update, update one bit at a time, query the bits and the month", arguments: Database.allCases)
     func twoBits(database: Database) async throws {
-        try await database.with { open in
-        let fixture = try await Fixture(store: try await open())
+        try await database.with { running in
+        let fixture = try await Fixture(store: try await running.open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         try await fixture.app().test(.router) { client in
@@ -119,14 +112,14 @@ struct DeviceCheckServiceTests {
             #expect(status == .ok && body == #"{"bit0":false,"bit1":true,"last_update_time":"\#(month)"}"#)
         }
         #expect(try await fixture.store.record(team: fixture.team, device: device.id).bits?.bit1 == true)
-        try await fixture.store.close()
+        await running.stop(fixture.store)
         }
     }
 
     @Test("Every documented refusal: 401 for the JWT, 400 for token, bits, time stamp and transaction, 405, 413", arguments: Database.allCases)
     func refusals(database: Database) async throws {
-        try await database.with { open in
-        let fixture = try await Fixture(store: try await open())
+        try await database.with { running in
+        let fixture = try await Fixture(store: try await running.open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         let otherTeam = try await Fixture.deviceToken(team: "TEAM2")
@@ -154,7 +147,7 @@ struct DeviceCheckServiceTests {
             noTransaction["transaction_id"] = nil
             #expect(try await post(client, "query_two_bits", jwt: jwt, noTransaction).0 == .badRequest)
             #expect(try await client.execute(uri: "/v1/query_two_bits", method: .get) { $0.status } == .methodNotAllowed)
-            let large = ByteBuffer(repeating: 0x20, count: DeviceCheckService.maximumBodySize + 1)
+            let large = ByteBuffer(repeating: 0x20, count: 64 * 1024 + 1)
             #expect(try await client.execute(uri: "/v1/query_two_bits", method: .post, headers: [.authorization: "Bearer \(jwt)"], body: large) { $0.status }
                     == .contentTooLarge)
             #expect(try await client.execute(uri: "/health", method: .get) { $0.status } == .ok)
@@ -165,14 +158,14 @@ struct DeviceCheckServiceTests {
             #expect(try await post(client, "validate_device_token", jwt: later, request(device.token))
                     == (.badRequest, "Missing or incorrectly formatted device token payload"))
         }
-        try await fixture.store.close()
+        await running.stop(fixture.store)
         }
     }
 
     @Test("TPM endpoints: absent without trusted TPM makers; with them, a token without an attestation is refused")
     func tpmEndpoints() async throws {
-        try await Database.sqlite.with { open in
-            let fixture = try await Fixture(store: try await open())
+        try await Database.sqlite.with { running in
+            let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             try await fixture.app().test(.router) { client async throws in
@@ -193,15 +186,15 @@ struct DeviceCheckServiceTests {
                 #expect(try await post(client, "tpm/activation_challenge", jwt: try await fixture.jwt(team: "TEAM2"), request(device.token)).0
                         == .unauthorized)
             }
-            try await fixture.store.close()
+            await running.stop(fixture.store)
         }
     }
 
     @Test("Bits are per device and survive a restart; a thousand concurrent updates of one device leave one consistent row",
           arguments: Database.allCases)
     func durableAndIsolated(database: Database) async throws {
-        try await database.with { open in
-            let fixture = try await Fixture(store: try await open())
+        try await database.with { running in
+            let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let (first, second) = (try await Fixture.deviceToken(), try await Fixture.deviceToken())
             try await fixture.app().test(.router) { client in
@@ -214,22 +207,22 @@ struct DeviceCheckServiceTests {
                     for try await status in updates { #expect(status == .ok) }
                 }
             }
-            try await fixture.store.close()
+            await running.stop(fixture.store)
             // A restarted server reads what the last one kept.
-            let reopened = try await open()
+            let reopened = try await running.open()
             let firstBits = try #require(try await reopened.record(team: fixture.team, device: first.id).bits)
             #expect(firstBits.bit0 && firstBits.bit1)
             let secondBits = try #require(try await reopened.record(team: fixture.team, device: second.id).bits)
             #expect(!secondBits.bit1)
-            try await reopened.close()
+            await running.stop(reopened)
         }
     }
 
     @Test("Two servers on one PostgreSQL agree: what one sets, the other reads")
     func twoServers() async throws {
-        try await Database.postgres.with { open in
-            let fixture = try await Fixture(store: try await open())
-            let other = try await open()
+        try await Database.postgres.with { running in
+            let fixture = try await Fixture(store: try await running.open())
+            let other = try await running.open()
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             try await fixture.app().test(.router) { client in
@@ -240,15 +233,15 @@ struct DeviceCheckServiceTests {
                 let (status, body) = try await post(client, "query_two_bits", jwt: jwt, request(device.token))
                 #expect(status == .ok && body.hasPrefix(#"{"bit0":false,"bit1":true,"#))
             }
-            try await fixture.store.close()
-            try await other.close()
+            await running.stop(fixture.store)
+            await running.stop(other)
         }
     }
 
     @Test("Every request is counted at /metrics and logged in one line, never with its token or JWT, even at trace level")
     func telemetry() async throws {
-        try await Database.sqlite.with { open in
-            let fixture = try await Fixture(store: try await open())
+        try await Database.sqlite.with { running in
+            let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             let recorder = InMemoryLogHandler()
@@ -263,7 +256,9 @@ struct DeviceCheckServiceTests {
                 // Metrics are not on the API's listener.
                 #expect(try await client.execute(uri: "/metrics", method: .get) { $0.status } == .notFound)
             }
-            try await Application(router: DeviceCheckService.metricsRouter(metrics: registry)).test(.router) { client async throws in
+            let metricsRouter = Router()
+            MetricsController(metrics: registry).addRoutes(to: metricsRouter)
+            try await Application(router: metricsRouter).test(.router) { client async throws in
                 let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
                 for series in [#"requests_total{endpoint="/v1/validate_device_token",status="200"} 1"#,
                                #"requests_total{endpoint="/v1/query_two_bits",status="401"} 1"#,
@@ -283,7 +278,7 @@ struct DeviceCheckServiceTests {
             for secret in secrets where secret.count >= 16 {
                 #expect(!lines.contains { $0.contains(secret) || $0.contains(secret.prefix(16)) }, "a log line holds part of a token or JWT")
             }
-            try await fixture.store.close()
+            await running.stop(fixture.store)
         }
     }
 }

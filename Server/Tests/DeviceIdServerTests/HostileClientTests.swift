@@ -60,8 +60,8 @@ enum Handmade {
 struct HostileClientTests {
     @Test("A team's key never acts as another team: a kid named twice, another team's kid, another team's iss", arguments: Database.allCases)
     func impersonation(database: Database) async throws {
-        try await database.with { open in
-            let fixture = try await Fixture(store: try await open())
+        try await database.with { running in
+            let fixture = try await Fixture(store: try await running.open())
             let other = ES256PrivateKey()
             try await fixture.store.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: other.publicKey.pemRepresentation))
             let device = try await Fixture.deviceToken(team: "TEAM2")
@@ -80,14 +80,14 @@ struct HostileClientTests {
                 let own = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#, payload: asTeam2, key: other)
                 #expect(try await post(client, "query_two_bits", jwt: own, request(device.token)) == (.ok, "Bit State Not Found"))
             }
-            try await fixture.store.close()
+            await running.stop(fixture.store)
         }
     }
 
     @Test("A kid names one team for good: held, removed or replaced, another team cannot take it", arguments: Database.allCases)
     func keyIDOwnership(database: Database) async throws {
-        try await database.with { open in
-            let store = try await open()
+        try await database.with { running in
+            let store = try await running.open()
             let pem = ES256PrivateKey().publicKey.pemRepresentation
             try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))
             await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
@@ -98,16 +98,16 @@ struct HostileClientTests {
             try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))   // A, back, takes its own kid again
             try await store.add(Team(id: "B", keyID: "K3", publicKeyPEM: pem))
             #expect(try await store.teams().map(\.keyID) == ["K1", "K3"])
-            try await store.close()
+            await running.stop(store)
         }
     }
 
     @Test("A key replaced and a team removed through one server reach another running server within seconds",
           arguments: Database.allCases)
     func liveTeamChanges(database: Database) async throws {
-        try await database.with { open in
-            let fixture = try await Fixture(store: try await open())
-            let admin = try await open()   // `deviceid-server team …`, another process on the same database
+        try await database.with { running in
+            let fixture = try await Fixture(store: try await running.open())
+            let admin = try await running.open()   // `deviceid-server team …`, another process on the same database
             let device = try await Fixture.deviceToken()
             let oldJWT = try await fixture.jwt()
             let newKey = ES256PrivateKey()
@@ -123,15 +123,15 @@ struct HostileClientTests {
                 #expect(try await admin.removeTeam(fixture.team))
                 #expect(try await eventually { try await query(newJWT) == .unauthorized })
             }
-            try await admin.close()
-            try await fixture.store.close()
+            await running.stop(admin)
+            await running.stop(fixture.store)
         }
     }
 
     @Test("Hostile device tokens get 400, and the server answers the next request: claims past any time, BER keys, members named twice")
     func hostileTokens() async throws {
-        try await Database.sqlite.with { open in
-            let fixture = try await Fixture(store: try await open())
+        try await Database.sqlite.with { running in
+            let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let registry = PrometheusCollectorRegistry()
             let valid = try await Handmade.deviceToken(payload: Handmade.payload())
@@ -161,7 +161,7 @@ struct HostileClientTests {
             let metrics = String(decoding: registry.emitToBuffer(), as: UTF8.self)
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="token_malformed"} \#(hostile.count)"#), "\(metrics)")
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="body"} 1"#))
-            try await fixture.store.close()
+            await running.stop(fixture.store)
         }
     }
 }

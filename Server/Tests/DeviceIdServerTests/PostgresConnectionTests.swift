@@ -7,9 +7,7 @@ struct PostgresConnectionTests {
     @Test("libpq's sslmode and sslrootcert, the password from PGPASSWORD or the passfile; each refusal names the server and why")
     func connections() async throws {
         try await PrivatePostgres.with { server in
-            let store = try await PostgresBitStore(url: server.url, environment: server.environment)
-            try await store.migrate()
-            try await store.close()
+            try await PostgresBitStore(url: server.url, environment: server.environment).whileRunning { try await $0.migrate() }
             let tcp = "postgres://postgres@127.0.0.1:\(server.port)/postgres"
             let refusals: [(url: String, environment: [String: String], reason: String)] = [
                 (tcp + "?sslmode=disable", server.environment, "reject"),   // pg_hba.conf refuses plain TCP
@@ -33,8 +31,7 @@ struct PostgresConnectionTests {
                 }
             }
             // sslmode=require takes the server's certificate unverified, but still over TLS.
-            let required = try await PostgresBitStore(url: tcp + "?sslmode=require", environment: server.environment)
-            try await required.close()
+            _ = try await PostgresBitStore(url: tcp + "?sslmode=require", environment: server.environment)
         }
     }
 

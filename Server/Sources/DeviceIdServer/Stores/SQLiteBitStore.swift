@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import SQLiteNIO
+import ServiceLifecycle
 
 /// Teams and bits in an SQLite file: the embedded default. One connection, so statements run one at a time;
 /// updates are `INSERT … ON CONFLICT DO UPDATE`, atomic in SQLite, and reads and updates that arrive while the
@@ -153,7 +154,10 @@ public final class SQLiteBitStore: BitStore {
         return Array(buffer: value)
     }
 
-    public func close() async throws {
+    /// Keeps the database open until a graceful shutdown or cancellation, then lets batches in flight finish and
+    /// closes it.
+    public func run() async throws {
+        try? await gracefulShutdown()
         await batched.close()
         try await connection.close()
     }

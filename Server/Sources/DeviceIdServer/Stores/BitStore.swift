@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 
 /// A team that may call the service: its id (the `iss` of its JWTs, the `aud` of its devices' tokens), the
 /// key id in its JWT headers, and its ES256 public key as PEM.
@@ -82,7 +83,10 @@ public struct PendingCredential: Sendable, Hashable {
 
 /// Where teams and bits are kept. Every implementation serializes updates of one device in the database
 /// itself, so concurrent requests never lose one.
-public protocol BitStore: Sendable {
+///
+/// A store is a `Service`: it answers while ``run()`` runs (in the server's `ServiceGroup`, or in
+/// ``whileRunning(_:)``), and a graceful shutdown lets work in flight finish, then closes it.
+public protocol BitStore: Service {
     /// Creates or migrates the schema.
     func migrate() async throws
     /// Adds `team`, or replaces the team with its id (its key, say). A `kid` belongs to the first team that used it,
@@ -109,6 +113,4 @@ public protocol BitStore: Sendable {
     /// The secret named `name`: the one stored, or else `proposed`, stored. Every server sharing the database gets the
     /// same, whichever asks first.
     func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8]
-    /// Closes the store.
-    func close() async throws
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// Teams and bits in PostgreSQL, for several servers behind a load balancer: they share the database, and updates
 /// are `INSERT … ON CONFLICT DO UPDATE`, whose row locks serialize concurrent updates of one device.
@@ -8,7 +9,6 @@ import PostgresNIO
 /// Bit reads and updates that arrive while the database is busy are batched (see ``BatchedBits``).
 public final class PostgresBitStore: BitStore {
     private let client: PostgresClient
-    private let running: Task<Void, Never>
     private let batched: BatchedBits
 
     /// Batches of each kind running at once, each on its own connection: two keep the database busy while the next
@@ -18,11 +18,10 @@ public final class PostgresBitStore: BitStore {
     /// How long one statement may wait for the database, an outage included, before the request it answers fails.
     static let operationTimeout: Duration = .seconds(5)
 
-    /// Connects to `configuration` (a pool, kept running until ``close()``).
+    /// A pool of connections to `configuration`, which connects while ``run()`` runs.
     public init(configuration: PostgresClient.Configuration) {
         let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "deviceid-server.postgres"))
         self.client = client
-        running = Task { await client.run() }
         batched = BatchedBits(
             workersPerKind: Self.workersPerKind, maximumBatchSize: 1000,
             rows: .init(
@@ -206,10 +205,15 @@ public final class PostgresBitStore: BitStore {
         }
     }
 
-    public func close() async throws {
-        await batched.close()
-        running.cancel()
-        await running.value
+    /// Runs the connection pool until a graceful shutdown or cancellation, then lets batches in flight finish and
+    /// closes it.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            try? await gracefulShutdown()
+            await batched.close()
+            group.cancelAll()
+        }
     }
 
     /// The record of each of `keys`, in one query.

@@ -5,7 +5,7 @@ import Prometheus
 /// Counts, times and logs every request: Prometheus metrics by endpoint and status, and one log line per request
 /// with its method, route, status and duration. Never a header, a query string or a body, so never a token or JWT.
 public struct RequestTelemetry: RouterMiddleware {
-    /// The request context of ``DeviceCheckService``'s router.
+    /// The request context of the server's router (see ``buildApplication(configuration:)``).
     public typealias Context = BasicRequestContext
 
     private let registry: PrometheusCollectorRegistry

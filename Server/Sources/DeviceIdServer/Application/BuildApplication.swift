@@ -1,0 +1,68 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import Prometheus
+
+/// deviceid-server as `configuration` describes it, on the store it names: Apple's DeviceCheck API (see
+/// ``BitsController``; ``TPMController`` with trusted TPM makers) and `GET /health` on ``ServerConfiguration/api``,
+/// `GET /metrics` on ``ServerConfiguration/metrics``. The store runs as a service of the application, and is migrated
+/// (and the TPM pseudonym secret read) before the API answers. A store that cannot be opened throws here.
+package func buildApplication(configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
+    let store = try await configuration.database.open()
+    var application = try buildApplication(configuration: configuration, store: store)
+    application.addServices(store)
+    return application
+}
+
+/// deviceid-server as `configuration` describes it, on `store`, which the caller runs (its
+/// ``ServerConfiguration/database`` is not read); `logger` (by default, at ``ServerConfiguration/logLevel``) logs one
+/// line per request, `metrics` counts them, and `now` is the clock tokens and JWTs are checked against.
+package func buildApplication(
+    configuration: ServerConfiguration, store: any BitStore, logger: Logger? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    now: @escaping @Sendable () -> Date = Date.init
+) throws -> Application<RouterResponder<BasicRequestContext>> {
+    let logger = logger ?? {
+        var logger = Logger(label: "deviceid-server")
+        logger.logLevel = configuration.logLevel
+        return logger
+    }()
+    let router = Router()
+    router.add(middleware: RequestTelemetry(registry: metrics))
+    router.get("/health") { _, _ in Answer.text(.ok, "ok") }
+    let api = router.group("v1")
+    let endpoints = DeviceEndpoints(
+        authorizer: TeamAuthorizer(store: store, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: configuration.tpm?.verifier),
+        refusals: Refusals(registry: metrics), now: now)
+    BitsController(store: store, tpm: configuration.tpm).addRoutes(to: api, through: endpoints)
+    if let tpm = configuration.tpm {
+        TPMController(store: store, trust: tpm).addRoutes(to: api, through: endpoints)
+    } else {
+        TPMController.addAbsentRoutes(to: api)
+    }
+
+    let metricsRouter = Router()
+    MetricsController(metrics: metrics).addRoutes(to: metricsRouter)
+    let metricsListener = Application(
+        router: metricsRouter, configuration: .init(address: configuration.metrics.binding, serverName: "deviceid-server"), logger: logger)
+
+    var application = Application(
+        router: router, server: try server(configuration, metrics: metrics),
+        configuration: .init(address: configuration.api.binding, serverName: "deviceid-server"), services: [metricsListener], logger: logger)
+    application.beforeServerStarts {
+        try await store.migrate()
+        try await configuration.tpm?.load(from: store)
+    }
+    return application
+}
+
+/// HTTP/1.1, over TLS when configured, whose connections close after the idle and read timeouts (see
+/// ``ConnectionDeadlines``), closes counted in `metrics`.
+private func server(_ configuration: ServerConfiguration, metrics: PrometheusCollectorRegistry) throws -> HTTPServerBuilder {
+    let (idle, read) = (TimeAmount(configuration.idleTimeout), TimeAmount(configuration.readTimeout))
+    let http = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ConnectionDeadlines(idle: idle, read: read, metrics: metrics)]))
+    guard let tls = configuration.tls else { return http }
+    return try .tls(http, tlsConfiguration: tls)
+}

@@ -1,0 +1,19 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The answers the endpoints give: plain text, as Apple's API words its answers, or JSON encoded from a value.
+enum Answer {
+    /// `body` as `text/plain`, with `status`.
+    static func text(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    /// `value` as JSON, its members in a fixed order (sorted), `200 OK`.
+    static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
+    }
+}

@@ -1,0 +1,60 @@
+import DeviceCheck
+import Foundation
+import Hummingbird
+
+/// Credential activation of a device token's TPM attestation, with trusted TPM makers:
+/// `POST /v1/tpm/activation_challenge` seals a credential to the TPM that attested the token's key, and
+/// `POST /v1/tpm/activate` takes it back, once, within ``credentialLifetime``, and binds the key to that TPM: from
+/// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
+struct TPMController: Sendable {
+    let store: any BitStore
+    let trust: TPMTrust
+
+    /// How long a device has to return a credential sealed to its TPM.
+    static let credentialLifetime: TimeInterval = 300
+
+    func addRoutes(to routes: some RouterMethods<BasicRequestContext>, through endpoints: DeviceEndpoints) {
+        endpoints.post("tpm/activation_challenge", on: routes, answer: challenge)
+        endpoints.post("tpm/activate", on: routes, answer: activate)
+    }
+
+    /// What the TPM endpoints answer on a server started without trusted TPM makers: `404`, saying why.
+    static func addAbsentRoutes(to routes: some RouterMethods<BasicRequestContext>) {
+        for path in ["tpm/activation_challenge", "tpm/activate"] {
+            routes.post(RouterPath(path)) { _, _ in
+                Answer.text(.notFound, "TPM attestation is not enabled on this server (start it with --tpm-ca)")
+            }
+        }
+    }
+
+    @Sendable private func challenge(_ call: DeviceCall) async throws -> Response {
+        guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
+        let challenge = try trust.verifier.challenge(for: attested)
+        // The TPM is the one the credential is sealed to: the token that returns it may name another.
+        try await store.savePendingCredential(
+            PendingCredential(
+                attestationKeyName: attested.attestationKeyName, tpm: try await trust.pseudonym(of: attested, team: call.team.id, store: store),
+                digest: challenge.expectedDigest, expires: call.now.addingTimeInterval(Self.credentialLifetime)),
+            team: call.team.id, device: call.device)
+        return try Answer.json(Challenge(
+            credentialBlob: challenge.credentialBlob.base64EncodedString(), encryptedSecret: challenge.encryptedSecret.base64EncodedString()))
+    }
+
+    @Sendable private func activate(_ call: DeviceCall) async throws -> Response {
+        guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
+        guard let credential = call.request.fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
+        // Taken whatever the answer: a credential is answered once.
+        guard let pending = try await store.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
+              pending.attestationKeyName == attested.attestationKeyName,
+              CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
+        try await store.bindToTPM(
+            team: call.team.id, device: call.device, attestationKeyName: attested.attestationKeyName, tpm: pending.tpm, at: call.now)
+        return Answer.text(.ok, "")
+    }
+
+    /// A challenge: the credential sealed to the TPM's endorsement key, as `TPM2_ActivateCredential` takes it.
+    private struct Challenge: Encodable {
+        let credentialBlob: String
+        let encryptedSecret: String
+    }
+}

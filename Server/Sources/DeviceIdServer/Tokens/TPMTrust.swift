@@ -1,0 +1,89 @@
+import DeviceCheck
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What the TPM endpoints need: the TPM makers the server trusts, and the secret that keys each TPM's pseudonym for
+/// a team (``DeviceCheck/AttestedTPMKey/pseudonym(team:secret:)``), the same on every server sharing a database.
+public final class TPMTrust: Sendable {
+    /// The makers trusted, and the checks of attestations.
+    public let verifier: TPMAttestationVerifier
+    /// The secret: given, or read from the store the first time it is needed (``load(from:)``, before the server answers).
+    private let secret: NIOLockedValueBox<[UInt8]?>
+
+    /// The shortest secret taken: 256 bits.
+    public static let minimumSecretSize = 32
+    /// The longest secret file read.
+    static let maximumSecretSize = 4096
+    /// The name of the secret in the database.
+    static let secretName = "tpm-pseudonym"
+
+    /// Trust as `verifier` says, with `pseudonymSecret` (at least ``minimumSecretSize`` bytes).
+    public init(verifier: TPMAttestationVerifier, pseudonymSecret: [UInt8]) throws {
+        guard (Self.minimumSecretSize...Self.maximumSecretSize).contains(pseudonymSecret.count) else {
+            throw TPMTrustError.secretSize(pseudonymSecret.count)
+        }
+        self.verifier = verifier
+        secret = NIOLockedValueBox(pseudonymSecret)
+    }
+
+    /// Trust as `verifier` says, with the secret in the file at `secretFile` (its bytes, exactly) when given, else the
+    /// one the server's store keeps, made at random the first time any server asks.
+    package convenience init(verifier: TPMAttestationVerifier, secretFile: String?) throws {
+        guard let secretFile else {
+            self.init(verifier: verifier)
+            return
+        }
+        let handle: FileHandle
+        do {
+            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: secretFile))
+        } catch {
+            throw TPMTrustError.unreadable(secretFile)
+        }
+        defer { try? handle.close() }
+        guard let bytes = try? handle.read(upToCount: Self.maximumSecretSize + 1) else { throw TPMTrustError.unreadable(secretFile) }
+        try self.init(verifier: verifier, pseudonymSecret: Array(bytes))
+    }
+
+    private init(verifier: TPMAttestationVerifier) {
+        self.verifier = verifier
+        secret = NIOLockedValueBox(nil)
+    }
+
+    /// Reads the secret from `store` (proposing one made at random) unless it was given or read before.
+    package func load(from store: any BitStore) async throws {
+        _ = try await secret(from: store)
+    }
+
+    /// The pseudonym of `key`'s TPM for `team`, keyed by the secret (read from `store` if it was not yet).
+    func pseudonym(of key: AttestedTPMKey, team: String, store: any BitStore) async throws -> String {
+        key.pseudonym(team: team, secret: try await secret(from: store))
+    }
+
+    private func secret(from store: any BitStore) async throws -> [UInt8] {
+        if let known = secret.withLockedValue({ $0 }) { return known }
+        var generator = SystemRandomNumberGenerator()   // getrandom(2)
+        let proposed = (0..<Self.minimumSecretSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        // Every server sharing the store gets the one stored first: asking twice is harmless.
+        let kept = try await store.secret(named: Self.secretName, proposing: proposed)
+        guard (Self.minimumSecretSize...Self.maximumSecretSize).contains(kept.count) else { throw TPMTrustError.secretSize(kept.count) }
+        secret.withLockedValue { $0 = kept }
+        return kept
+    }
+}
+
+/// Why a pseudonym secret was not taken.
+public enum TPMTrustError: Error, CustomStringConvertible {
+    /// The secret's size is outside 32 to 4,096 bytes.
+    case secretSize(Int)
+    /// The secret file cannot be read.
+    case unreadable(String)
+
+    /// What is wrong.
+    public var description: String {
+        switch self {
+        case .secretSize(let size):
+            "the TPM pseudonym secret is \(size) bytes: it takes \(TPMTrust.minimumSecretSize) to \(TPMTrust.maximumSecretSize) (e.g. head -c 32 /dev/urandom)"
+        case .unreadable(let path): "the TPM pseudonym secret file \(path) cannot be read"
+        }
+    }
+}
