@@ -45,9 +45,10 @@ let package = Package(
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
-        // Every call of the TPM Software Stack's ESAPI, behind `package` API: endorsement certificates, attestation
-        // keys, TPM2_Certify and credential activation (what OpenSSL's tpm2 provider does not do).
-        .target(name: "TSSSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
+        // The TPM's story, behind `package` API: every call of the TPM Software Stack's ESAPI (endorsement
+        // certificates, attestation keys, TPM2_Certify, credential activation: what OpenSSL's tpm2 provider does not
+        // do), and keys sealed to the TPM. The provider itself, being OpenSSL, is OpenSSLSupport's `TPM`.
+        .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
         // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in
         // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
@@ -55,7 +56,7 @@ let package = Package(
         // Layer 1: the Secret Service, told truthfully.
         .target(name: "Keyring", dependencies: ["CLibSecret", "Threading"]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",
@@ -65,7 +66,7 @@ let package = Package(
         // which costs every other program 10 MiB and 6 ms at start.
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Threading"]),
         // Device tokens: the client half of DeviceCheck for Linux.
-        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport", "TSSSupport", "Threading"]),
+        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport", "TPMSupport", "Threading"]),
         // The main actor inside a GLib main loop (GTK, GIO applications). GLib only.
         .target(name: "MainLoopIntegration", dependencies: ["CGLib", "CDispatchMainQueue"]),
         // The `deviceid` command for session scripts.
@@ -125,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TSSSupport",
+                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport",
                 "KeyringTestSupport", "FuzzDriver", "FuzzTargets",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -2,7 +2,7 @@ import Threading
 import DeviceId
 import FoundationEssentials
 import OpenSSLSupport
-import TSSSupport
+import TPMSupport
 
 /// This device's token source: Apple's `DCDevice.current`, on Linux. A token proves to the team's backend (and to
 /// `deviceid-server`) which device made it, signed by the device identity's key.

@@ -2,6 +2,7 @@ import Threading
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
+import TPMSupport
 
 /// An AES-256 key sealed to the machine's TPM 2.0: Ping's Secure Enclave-backed encryptor, on Linux.
 ///
@@ -11,15 +12,12 @@ import OpenSSLSupport
 /// on first encryption, exactly once even with concurrent callers in several processes, and kept in memory (wiped
 /// on release) after the first use. Decryption never makes a key.
 ///
-/// Sealed record, format 1: `[1]` format, `[2]` length of the TPM blob (big-endian), the blob (`TSS2 PRIVATE KEY`
-/// DER), the one-time public point (65 bytes), a 12-byte nonce, and the AES-256-GCM ciphertext and tag of the key
-/// (48 bytes), under SHA-256(`00000001` ‖ Z ‖ context ‖ one-time point ‖ TPM point), bound to the access group.
+/// The record's format is `TPMSealedKey`'s (in TPMSupport), bound to the access group.
 public final class TPMSealedKeyProvider: KeyProvider {
     /// The account of the sealed key's item.
     public static let keyAccount = "swift-deviceid.tpm-sealed-key"
     /// The parameters stored with what this provider's key seals, telling them apart from other providers'.
     private static let parameters: [UInt8] = Array("tpm1".utf8)
-    private static let context = Array("swift-deviceid/tpm-sealed-key/v1".utf8) + [0]
 
     private let keyring: KeyringClient
     private let item: StorageItem
@@ -69,71 +67,28 @@ public final class TPMSealedKeyProvider: KeyProvider {
         return key
     }
 
-    /// A new key and its sealed record: a P-256 key made in the TPM, a one-time key, and the AES key under their
-    /// ECDH secret.
+    /// A new key, and the record that seals it to the TPM for `group`.
     private static func seal(for group: AccessGroup) throws -> (record: KeyringSecret, key: KeyringSecret) {
-        let held = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
-        let heldPoint = try held.publicKeyX963()
-        let oneTime = try P256Key.generate()
-        let oneTimePoint = try oneTime.publicKeyX963()
-        var secret = try oneTime.sharedSecret(with: P256Key(publicKeyX963: [UInt8](heldPoint)))
-        defer { cleanse(&secret) }
-        let kek = keyEncryptionKey(secret, oneTimePoint, heldPoint)
-        let key = try SecureRandom.key()
-        let nonce = try SecureRandom.bytes(SecretKeyCipher.nonceSize)
-        let wrapped = try key.withUnsafeBytes { try SecretKeyCipher.seal($0, key: kek, nonce: nonce, aad: additionalData(group)) }
-        let blob = [UInt8](try held.tpmBlob())
-        guard blob.count <= Int(UInt16.max) else { throw SecureStorageError.cryptoFailure("the TPM's wrapped key is too long") }
-        return (KeyringSecret([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + oneTimePoint + nonce + wrapped), key)
+        var (record, key) = try TPMSealedKey.seal(binding: Array(group.rawValue.utf8))
+        defer {
+            cleanse(&record)
+            cleanse(&key)
+        }
+        return (KeyringSecret(record), KeyringSecret(key))
     }
 
-    /// The AES key `record` seals, opened with the TPM.
+    /// The key `record` seals for `group`.
     private static func unseal(_ record: KeyringSecret, for group: AccessGroup) throws -> KeyringSecret {
-        try record.withUnsafeBytes { bytes in
-            let malformed = SecureStorageError.invalidKey("the keyring item \(keyAccount) in \(group) is not a TPM-sealed key")
-            guard bytes.count > 3, bytes[0] == 1 else { throw malformed }
-            let blobEnd = 3 + (Int(bytes[1]) << 8 | Int(bytes[2]))
-            guard blobEnd > 3 else { throw malformed }
-            let pointEnd = blobEnd + P256Key.publicKeySize, nonceEnd = pointEnd + SecretKeyCipher.nonceSize
-            guard bytes.count == nonceEnd + SecretKeyCipher.keySize + SecretKeyCipher.tagSize else { throw malformed }
-            let held = try TPM.withShared { tpm throws(TPMFailure) in
-                try P256Key(tpmBlob: UnsafeRawBufferPointer(rebasing: bytes[3..<blobEnd]), in: tpm)
-            }
-            let oneTimePoint = Array(bytes[blobEnd..<pointEnd])
-            var secret: [UInt8]
-            do throws(OpenSSLFailure) {
-                secret = try held.sharedSecret(with: P256Key(publicKeyX963: oneTimePoint))
-            } catch {
-                throw TPMFailure(error)
-            }
-            defer { cleanse(&secret) }
-            let kek = keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
-            var key = try SecretKeyCipher.open(
-                bytes[nonceEnd...], key: kek, nonce: Array(bytes[pointEnd..<nonceEnd]), aad: additionalData(group))
+        do {
+            var key = try record.withUnsafeBytes { try TPMSealedKey.unseal($0, binding: Array(group.rawValue.utf8)) }
             defer { cleanse(&key) }
             return KeyringSecret(key)
+        } catch TPMSealedKey.Failure.malformed {
+            throw SecureStorageError.invalidKey("the keyring item \(keyAccount) in \(group) is not a TPM-sealed key")
+        } catch TPMSealedKey.Failure.notAuthentic {
+            throw SecureStorageError.authenticationFailed
         }
     }
-
-    /// SHA-256(`00000001` ‖ Z ‖ context ‖ one-time point ‖ TPM point). The input is built in one buffer, wiped
-    /// after hashing; the caller wipes Z.
-    private static func keyEncryptionKey(_ secret: borrowing [UInt8], _ oneTimePoint: Data, _ heldPoint: Data) -> KeyringSecret {
-        var input: [UInt8] = []
-        input.reserveCapacity(4 + secret.count + context.count + oneTimePoint.count + heldPoint.count)
-        input.append(contentsOf: [0, 0, 0, 1])
-        secret.withUnsafeBytes { input.append(contentsOf: $0) }
-        input.append(contentsOf: context)
-        input.append(contentsOf: oneTimePoint)
-        input.append(contentsOf: heldPoint)
-        var digest = Digest.sha256(input)
-        defer {
-            cleanse(&input)
-            cleanse(&digest)
-        }
-        return KeyringSecret(digest)
-    }
-
-    private static func additionalData(_ group: AccessGroup) -> [UInt8] { context + Array(group.rawValue.utf8) }
 
     /// Runs `body`, turning the TPM's and OpenSSL's failures into this module's errors.
     private static func tpm<Result>(_ body: () throws -> Result) throws -> Result {

@@ -44,6 +44,25 @@ struct TPMSealedKeyTests {
         }
     }
 
+    @Test("A sealed record tampered with: a flipped bit of the wrapped key fails authentication, a cut record is no sealed key; neither is replaced")
+    func tampered() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with { keyring in
+                let group = AccessGroup(rawValue: uniqueGroup())!
+                try await storage(group, keyring).save(item: "sealed to this machine")
+                let sealed = try #require(try await items(group, keyring)[TPMSealedKeyProvider.keyAccount])
+                let attributes: KeyringAttributes = ["service": group.rawValue, "account": TPMSealedKeyProvider.keyAccount]
+                for (record, error) in [(sealed.prefix(sealed.count - 1) + [sealed.last! ^ 1], SecureStorageError.authenticationFailed),
+                                        (Array(sealed.dropLast()), .invalidKey("the keyring item \(TPMSealedKeyProvider.keyAccount) in \(group) is not a TPM-sealed key"))] {
+                    try await keyring.client().store(KeyringSecret(record), label: "tampered", attributes: attributes)
+                    // A new encryptor, which has no key in memory.
+                    await #expect(throws: error) { try await storage(group, keyring).get() }
+                    #expect(try await items(group, keyring)[TPMSealedKeyProvider.keyAccount] == record)
+                }
+            }
+        }
+    }
+
     @Test("Another TPM: tpmKeyFromAnotherTPM, and the items stay as they were")
     func anotherTPM() async throws {
         try await PrivateTPM.with { tpm in
