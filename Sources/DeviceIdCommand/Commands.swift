@@ -41,9 +41,10 @@ struct UUIDCommand: AsyncParsableCommand {
     @Flag(help: "Print the UUID itself rather than its SHA-256.") var raw = false
 
     func run() async throws {
-        let identifier = UUIDDeviceIdentifier(accessGroup: keyringOptions.resolvedAccessGroup, keyring: keyringOptions.keyring)
-        let (id, uuid) = try await keyringOptions.run(account: UUIDDeviceIdentifier.defaultAccount) {
-            (try await identifier.id, try await identifier.uuid())
+        let group = keyringOptions.resolvedAccessGroup
+        let (id, uuid) = try await keyringOptions.run(account: UUIDDeviceIdentifier.defaultAccount) { keyring in
+            let identifier = UUIDDeviceIdentifier(accessGroup: group, keyring: keyring)
+            return (try await identifier.id, try await identifier.uuid())
         }
         let uuidText = uuid.uuidString.lowercased()
         try Output.emit(raw ? uuidText : id, json: output.json, ["id": .string(id), "uuid": .string(uuidText)])
@@ -245,8 +246,8 @@ struct Delete: AsyncParsableCommand {
             return
         }
         let group = identity.keyringOptions.resolvedAccessGroup
-        let everything = AccessGroupItems(keyring: identity.keyringOptions.keyring, configuration: identity.configuration)
-        let items = try await identity.keyringOptions.run { try await everything.list() }
+        let configuration = identity.configuration
+        let items = try await identity.keyringOptions.run { try await AccessGroupItems(keyring: $0, configuration: configuration).list() }
         guard !items.isEmpty else {
             Output.error("deviceid: access group '\(group)' holds no items of swift-deviceid; nothing to remove")
             if output.json { try Output.emit("", json: true, ["deleted": false]) }
@@ -255,7 +256,7 @@ struct Delete: AsyncParsableCommand {
         Output.error("deviceid: will remove from access group '\(group)', for good:")
         for item in items { Output.error("  \(item.label) (account \(item.attributes["account"] ?? "?"), \(item.collection))") }
         if !force { try Output.confirm("Remove these \(items.count) items?") }
-        _ = try await identity.keyringOptions.run { try await everything.deleteAll() }
+        _ = try await identity.keyringOptions.run { try await AccessGroupItems(keyring: $0, configuration: configuration).deleteAll() }
         if output.json { try Output.emit("", json: true, ["deleted": true]) }
     }
 }

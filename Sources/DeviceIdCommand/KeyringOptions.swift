@@ -33,28 +33,28 @@ struct KeyringOptions: ParsableArguments {
     /// `--timeout` as a duration.
     var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
 
-    /// Runs `body` within `--timeout` (the whole of it: lock waits, every keyring call, prompts), cancelling it
-    /// when the time is up; failures come out as ``CommandFailure``s in the command's own words.
-    func run<Value: Sendable>(account: String? = nil, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        let duration = duration
-        let deadline = ContinuousClock.now + duration
+    /// Runs `body` within `--timeout` (the whole of it: lock waits, every keyring call, prompts, the TPM's work),
+    /// cancelling it when the time is up; failures come out as ``CommandFailure``s in the command's own words. `body`
+    /// gets the options' keyring client bounded by the same deadline, so every call it makes stops by then too.
+    func run<Value: Sendable>(account: String? = nil, _ body: @escaping @Sendable (KeyringClient) async throws -> Value) async throws -> Value {
+        let deadline = Deadline(duration)
+        let keyring = keyring.bounded(by: deadline)
         do {
             return try await withThrowingTaskGroup(of: Value?.self) { tasks in
-                tasks.addTask { try await body() }
+                tasks.addTask { try await body(keyring) }
+                // What the keyring's own calls do not bound (a TPM that stopped answering, say).
                 tasks.addTask {
-                    try await Task.sleep(for: duration)
+                    try await deadline.sleep()
                     return nil
                 }
                 defer { tasks.cancelAll() }
-                guard let value = try await tasks.next()! else { throw KeyringError.timedOut(duration) }
+                guard let value = try await tasks.next()! else { throw deadline.timedOut }
                 return value
             }
         } catch {
-            // The library's calls are bounded by the same duration, and their own deadline can fire a moment before
-            // this one (a Secret portal that never answers is then `portalUnavailable`): once `--timeout` has run
-            // out, the command reports that, whichever timer was first.
-            let error = ContinuousClock.now >= deadline ? KeyringError.timedOut(duration) : error
-            throw CommandFailure(error, context: .init(
+            // A call that ran out of time may say so in its own way (a Secret portal that never answers is
+            // `portalUnavailable`): once the deadline has passed, the command reports that it did.
+            throw CommandFailure(deadline.hasPassed ? deadline.timedOut : error, context: .init(
                 accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
         }
     }
@@ -116,8 +116,8 @@ struct IdentityOptions: ParsableArguments {
 
     /// Runs `body` with the device identifier the options describe, as ``KeyringOptions/run(account:_:)`` does.
     func run<Value: Sendable>(_ body: @escaping @Sendable (DefaultDeviceIdentifier) async throws -> Value) async throws -> Value {
-        let (configuration, keyring) = (configuration, keyringOptions.keyring)
-        return try await keyringOptions.run(account: configuration.keychainAccount) {
+        let configuration = configuration
+        return try await keyringOptions.run(account: configuration.keychainAccount) { keyring in
             // The command's logger: what DEVICEID_LOG_LEVEL asks for (see `Output.logHandler`).
             try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid")))
         }

@@ -9,7 +9,7 @@ extension KeyringClient {
     /// D-Bus: the bus daemon's `GetNameOwner` and `GetConnectionUnixProcessID`, on a connection of its own.
     package func provider() async throws -> KeyringProvider? {
         let bus = bus
-        return try await BlockingExecutor.run(until: Deadline(timeout)) { call in
+        return try await BlockingExecutor.run(until: callDeadline) { call in
             try BusConnection.with(bus, call) { connection in
                 let owner: String
                 do {
@@ -31,7 +31,7 @@ extension KeyringClient {
     /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
     /// — with its label, its lock state and whether `default` points to it. Never prompts.
     package func collections() async throws -> [KeyringCollectionState] {
-        try await service(until: Deadline(timeout)).perform { service, call in try service.collectionStates(call) }
+        try await service(until: callDeadline).perform { service, call in try service.collectionStates(call) }
     }
 
     /// The version of the Secret portal (`org.freedesktop.portal.Secret`) on ``bus``: the portal that hands a
@@ -41,11 +41,11 @@ extension KeyringClient {
     package func secretPortalVersion() async throws -> Int {
         let bus = bus
         do {
-            return try await BlockingExecutor.run(until: Deadline(timeout)) { call in
+            return try await BlockingExecutor.run(until: callDeadline) { call in
                 try BusConnection.with(bus, call) { connection in
                     let reply = try BusConnection.call(connection, SecretPortalNames.busName, .secretPortalVersion, call)
                     defer { g_variant_unref(reply) }
-                    let value = try OpenService.unboxed(reply, "u")
+                    let value = try SecretServiceSession.unboxed(reply, "u")
                     defer { g_variant_unref(value) }
                     return Int(g_variant_get_uint32(value))
                 }

@@ -32,20 +32,33 @@ public struct KeyringClient: Sendable {
     /// How secret bytes travel to and from the daemon.
     public let transport: SecretTransport
 
-    let connection: ServiceConnection
+    let sessions: SessionKeeper
+    /// A deadline every call also keeps, when the client is ``bounded(by:)`` one.
+    private var outerDeadline: Deadline?
     /// The sandbox's keyring file, when this client keeps items there.
     var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
 
     /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
     func service(until deadline: Deadline) -> SecretServiceBackend {
-        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline, connection: connection)
+        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline, sessions: sessions)
     }
 
     /// Where this client keeps items now — the sandbox's keyring file, or the Secret Service — for one public call,
     /// with its deadline: ``timeout`` from now.
     var backend: any KeyringBackend {
-        let service = service(until: Deadline(timeout))
+        let service = service(until: callDeadline)
         return file.map { KeyringFileBackend(file: $0, schema: schema, deadline: service.deadline, host: service) } ?? service
+    }
+
+    /// The deadline of a call starting now: ``timeout`` from now, or the outer deadline when that comes first.
+    var callDeadline: Deadline { Deadline(timeout).earlier(outerDeadline) }
+
+    /// This client, each of whose calls is also bounded by `deadline`: several calls made as one operation share one
+    /// bound, and one that runs out reports `deadline`'s ``KeyringError/timedOut(_:)``.
+    package func bounded(by deadline: Deadline) -> KeyringClient {
+        var client = self
+        client.outerDeadline = deadline
+        return client
     }
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
@@ -68,13 +81,13 @@ public struct KeyringClient: Sendable {
         self.unlockPolicy = unlockPolicy
         self.timeout = timeout
         self.transport = transport
-        connection = .shared(bus, transport: transport)
+        sessions = .shared(bus, transport: transport)
     }
 
     /// Closes this process's connections to `bus`, for a bus that is going away (a test's private one):
     /// clients of it open a new connection on their next call.
     package static func closeConnections(to bus: BusAddress) {
-        ServiceConnection.forget(bus)
+        SessionKeeper.forget(bus)
     }
 
     /// Runs `body` holding the per-user creation lock for `attributes` — the lock

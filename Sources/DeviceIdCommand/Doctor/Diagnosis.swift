@@ -107,18 +107,16 @@ extension Diagnosis {
     static func make(_ options: IdentityOptions) async -> Diagnosis {
         let configuration = options.configuration
         let group = configuration.accessGroup
-        let timeout = options.keyringOptions.duration
-        let end = ContinuousClock.now + timeout
-        let remaining = { end - .now }
-        // A client for the next step, bounded by what is left of the command's time.
-        let client = { KeyringClient(unlockPolicy: .nonInteractive, timeout: max(remaining(), .milliseconds(1))) }
-        let keyringFile = client().keyringFilePath
+        // Every step is bounded by what is left of the command's time.
+        let deadline = Deadline(options.keyringOptions.duration)
+        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout).bounded(by: deadline)
+        let keyringFile = keyring.keyringFilePath
         let context = CommandFailure.Context(
             accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyringFile)
 
         var diagnosis = Diagnosis(
             accessGroup: group.rawValue,
-            place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: client().placeReason,
+            place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: keyring.placeReason,
                          sandbox: SandboxDetection.sandbox(), keyringFile: keyringFile),
             portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
@@ -126,21 +124,21 @@ extension Diagnosis {
         if keyringFile == nil {
             // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
             // start, as any client's first call would; then who owns it, if nobody did before.
-            await diagnosis.lookUpProvider(client())
+            await diagnosis.lookUpProvider(keyring)
             do {
-                diagnosis.collections = try await client().collections().map {
+                diagnosis.collections = try await keyring.collections().map {
                     Collection(name: $0.name, label: $0.label, locked: $0.isLocked, isDefault: $0.isDefault)
                 }
-                if diagnosis.provider == nil { await diagnosis.lookUpProvider(client()) }
+                if diagnosis.provider == nil { await diagnosis.lookUpProvider(keyring) }
             } catch {
                 diagnosis.serviceProblem = String(describing: error)
                 diagnosis.problems.append(Problem(CommandFailure(error, context: context)))
                 serviceAnswers = !Self.gaveUp(error)
             }
         }
-        if serviceAnswers && remaining() > .zero {
+        if serviceAnswers && !deadline.hasPassed {
             do {
-                diagnosis.items = try await client().items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
+                diagnosis.items = try await keyring.items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
                     Item(label: $0.label, account: $0.attributes[KeyringSchema.accountAttribute] ?? "", collection: $0.collection,
                          locked: $0.isLocked)
                 }
@@ -149,9 +147,9 @@ extension Diagnosis {
             }
         }
         var absent = false
-        if serviceAnswers && remaining() > .zero {
+        if serviceAnswers && !deadline.hasPassed {
             do {
-                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: client(), logger: Logger(label: "deviceid"))
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid"))
                 let identity = try await identifier.existingIdentity()
                 diagnosis.identity = Identity(
                     state: .present, id: identity.id, keyType: identity.publicKey?.keyType.rawValue,
@@ -163,12 +161,12 @@ extension Diagnosis {
                 if diagnosis.problems.isEmpty { diagnosis.problems.append(Problem(error, context: context)) }
             }
         } else if diagnosis.problems.isEmpty {
-            diagnosis.problems.append(Problem(CommandFailure(KeyringError.timedOut(timeout), context: context)))
+            diagnosis.problems.append(Problem(CommandFailure(deadline.timedOut, context: context)))
         }
         let notAsked = "not asked: --timeout ran out before"
-        if remaining() > .zero {
+        if !deadline.hasPassed {
             do {
-                diagnosis.portal.version = try await client().secretPortalVersion()
+                diagnosis.portal.version = try await keyring.secretPortalVersion()
             } catch KeyringError.portalUnavailable(let detail) {
                 diagnosis.portal.problem = detail
             } catch {
@@ -177,7 +175,7 @@ extension Diagnosis {
         } else {
             diagnosis.portal.problem = notAsked
         }
-        diagnosis.tpm = remaining() > .zero ? await TPMReport.look(timeout: remaining()) : TPMReport(problem: notAsked)
+        diagnosis.tpm = !deadline.hasPassed ? await TPMReport.look(timeout: deadline.remaining) : TPMReport(problem: notAsked)
         if absent { diagnosis.problems += diagnosis.creationProblems(configuration) }
         return diagnosis
     }

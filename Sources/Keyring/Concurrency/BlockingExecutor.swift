@@ -9,9 +9,9 @@ enum BlockingExecutor {
     /// Errors leave as ``KeyringError``.
     nonisolated(nonsending) static func run<Result: Sendable>(
         until deadline: Deadline,
-        _ body: @escaping @Sendable (CallContext) throws -> Result
+        _ body: @escaping @Sendable (KeyringCall) throws -> Result
     ) async throws -> Result {
-        let call = CallContext(deadline: deadline)
+        let call = KeyringCall(deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 workers.async {

@@ -58,7 +58,7 @@ package final class CreationLock: Sendable {
 
     /// Takes the lock `name` for the items at `place`, waiting for it no longer than the call allows.
     /// Blocking: use a worker thread.
-    init(named name: String, at place: Place, _ call: CallContext) throws {
+    init(named name: String, at place: Place, _ call: KeyringCall) throws {
         call.armDeadline()
         let directory = try Self.openDirectory(for: place)
         defer { close(directory.descriptor) }
@@ -73,7 +73,7 @@ package final class CreationLock: Sendable {
     deinit { release() }
 
     private static func lockedDescriptor(
-        _ file: String, in directory: (descriptor: Int32, path: String), _ call: CallContext
+        _ file: String, in directory: (descriptor: Int32, path: String), _ call: KeyringCall
     ) throws -> Int32 {
         let path = directory.path + "/" + file
         let descriptor = openat(directory.descriptor, file, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)

@@ -1,6 +1,6 @@
 import CLibSecret
 
-/// What a GLib asynchronous call does when the ``CallContext`` it runs in is cancelled.
+/// What a GLib asynchronous call does when the ``KeyringCall`` it runs in is cancelled.
 enum GLibCallCancellation {
     /// The call gets the call's `GCancellable`, and is waited for until it ends (cancelled or not).
     case cancels
@@ -20,7 +20,7 @@ enum GLibCallCancellation {
 /// With `stalled`, an abandonable call is also abandoned, throwing ``GLibCallStalled``, once `stalled` says so;
 /// it is asked a few times a second.
 func awaitGLib<Result>(
-    _ call: CallContext,
+    _ call: KeyringCall,
     _ cancellation: GLibCallCancellation,
     orWhen stalled: (() -> Bool)? = nil,
     _ start: (UnsafeMutablePointer<GCancellable>?, GAsyncReadyCallback, gpointer) -> Void,

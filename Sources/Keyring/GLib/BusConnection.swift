@@ -1,10 +1,10 @@
 import CLibSecret
 
-/// Connections of our own to a bus: the Secret Service's (see `ServiceConnection`), and short-lived ones for
+/// Connections of our own to a bus: the Secret Service's (see `SessionKeeper`), and short-lived ones for
 /// questions to the bus daemon and to the Secret portal.
 enum BusConnection {
     /// A new connection to `bus`, within the call's time. Release it with ``close(_:)``.
-    static func open(_ bus: BusAddress, _ call: CallContext) throws -> OpaquePointer {
+    static func open(_ bus: BusAddress, _ call: KeyringCall) throws -> OpaquePointer {
         call.armDeadline()
         let address = try bus.resolve()
         let flags = GDBusConnectionFlags(
@@ -24,7 +24,7 @@ enum BusConnection {
     }
 
     /// `body`'s result with a connection of its own to `bus`, closed afterwards.
-    static func with<Result>(_ bus: BusAddress, _ call: CallContext, _ body: (OpaquePointer) throws -> Result) throws -> Result {
+    static func with<Result>(_ bus: BusAddress, _ call: KeyringCall, _ body: (OpaquePointer) throws -> Result) throws -> Result {
         let connection = try open(bus, call)
         defer { close(connection) }
         return try body(connection)
@@ -33,7 +33,7 @@ enum BusConnection {
     /// Calls `method` of `destination` and waits for its reply, of type `replyType` (unref it), within the call's time.
     /// The destination is started by D-Bus activation when it can be, as any client's first call would start it.
     static func call(
-        _ connection: OpaquePointer, _ destination: String, _ method: MethodCall, _ call: CallContext
+        _ connection: OpaquePointer, _ destination: String, _ method: MethodCall, _ call: KeyringCall
     ) throws -> OpaquePointer {
         try Pipeline.replies(Pipeline.send([method], on: connection, to: destination, autoStart: true, call))[0]
     }

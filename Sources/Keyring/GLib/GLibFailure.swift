@@ -57,7 +57,7 @@ struct GLibFailure: Error {
     }
 
     /// The Swift error for this failure in the call it happened in.
-    func keyringError(in call: CallContext) -> KeyringError {
+    func keyringError(in call: KeyringCall) -> KeyringError {
         if let (path, opening) = keyringFile { return keyringFileError(path, opening: opening, in: call) }
         if isCancelled { return call.cancellationError }
         if isIO(G_IO_ERROR_TIMED_OUT) || isDBus(G_DBUS_ERROR_TIMEOUT) || isDBus(G_DBUS_ERROR_TIMED_OUT) {
@@ -83,7 +83,7 @@ extension GLibFailure {
 
     /// The Swift error for a failure on the keyring file at `path`. While it is opened, anything but the file
     /// itself failing is the Secret portal's: libsecret's file backend asks the portal for the key first.
-    private func keyringFileError(_ path: String, opening: Bool, in call: CallContext) -> KeyringError {
+    private func keyringFileError(_ path: String, opening: Bool, in call: KeyringCall) -> KeyringError {
         let ourCancellation = g_cancellable_is_cancelled(call.cancellable) != 0
         if ourCancellation && !(opening && call.hasExpired) { return call.cancellationError }
         let unreadable = { (detail: String) in KeyringError.keyringFileUnusable(path: path, detail: detail) }

@@ -16,7 +16,7 @@ enum LibsecretProxy {
     /// libsecret's proxy of the Secret Service on `connection`, with libsecret's encrypted transfer session when
     /// `flags` ask for one; ``KeyringError/other(domain:code:message:)`` if libsecret put it on another connection.
     static func open(
-        on connection: OpaquePointer, flags: SecretServiceFlags, _ call: CallContext
+        on connection: OpaquePointer, flags: SecretServiceFlags, _ call: KeyringCall
     ) throws -> UnsafeMutablePointer<SecretService> {
         let proxy = try gCall { deviceid_secret_service_new(type, connection, flags, call.cancellable, $0) }!
         let used = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))

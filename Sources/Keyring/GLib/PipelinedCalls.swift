@@ -14,16 +14,16 @@ struct MethodCall {
 /// A reply to one call of a batch: the reply (owned: unref it) or why there is none.
 typealias MethodReply = Result<OpaquePointer, any Error>
 
-extension OpenService {
+extension SecretServiceSession {
     /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
     /// within the call's time and cancellable. Returns the replies in order (unref each); throws the first
     /// failure once every reply is in.
-    func callAll(_ calls: [MethodCall], _ call: CallContext) throws -> [OpaquePointer] {
+    func callAll(_ calls: [MethodCall], _ call: KeyringCall) throws -> [OpaquePointer] {
         try Pipeline.replies(callEach(calls, call))
     }
 
     /// Like ``callAll(_:_:)``, with each call's own outcome (release them with ``Pipeline/release(_:)``).
-    func callEach(_ calls: [MethodCall], _ call: CallContext) -> [MethodReply] {
+    func callEach(_ calls: [MethodCall], _ call: KeyringCall) -> [MethodReply] {
         Pipeline.send(calls, on: connection, to: owner, call)
     }
 }
@@ -33,7 +33,7 @@ enum Pipeline {
     /// Sends `calls` to `destination` and waits for every reply; returns each call's outcome, in order. With
     /// `autoStart`, D-Bus activation may start the destination first.
     static func send(
-        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, autoStart: Bool = false, _ call: CallContext
+        _ calls: [MethodCall], on connection: OpaquePointer, to destination: String, autoStart: Bool = false, _ call: KeyringCall
     ) -> [MethodReply] {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)

@@ -17,7 +17,7 @@ final class FileBackend: @unchecked Sendable {
 
     /// Loads the keyring file, in the state `state` (taken just before), in a new instance, with its key from the
     /// Secret portal (or libsecret's test password). Failures are marked as failures to open `path`.
-    init(loading path: String, state: FileState?, _ call: CallContext) throws {
+    init(loading path: String, state: FileState?, _ call: KeyringCall) throws {
         guard let type = Self.type else {
             throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
         }
@@ -39,7 +39,7 @@ final class FileBackend: @unchecked Sendable {
 
     /// Starts an instance of `type`, again (a few times at most) when the Secret portal's answer went missing
     /// (see ``PortalResponseWatch``). The start is abandoned, never cancelled (see ``GLibCallCancellation``).
-    private static func start(_ type: GType, _ call: CallContext) throws -> UnsafeMutablePointer<GObject> {
+    private static func start(_ type: GType, _ call: KeyringCall) throws -> UnsafeMutablePointer<GObject> {
         for attempt in 1...Self.startAttempts {
             var watch: PortalResponseWatch?
             do {
@@ -68,7 +68,7 @@ final class FileBackend: @unchecked Sendable {
     /// Runs `body` with the items whose attributes include `attributes` (every item for none). The file
     /// backend decrypts each match and fails the search with `SECRET_ERROR_PROTOCOL` on one it cannot open.
     func withMatches<Result>(
-        _ attributes: KeyringAttributes, _ call: CallContext, _ body: ([FileItem]) throws -> Result
+        _ attributes: KeyringAttributes, _ call: KeyringCall, _ body: ([FileItem]) throws -> Result
     ) throws -> Result {
         let found = try withHashTable(attributes) { table in
             try awaitGLib(call, .cancels, { cancellable, callback, data in
@@ -86,7 +86,7 @@ final class FileBackend: @unchecked Sendable {
     }
 
     /// The secret of `item`, one of those ``withMatches(_:_:_:)`` handed out.
-    func secret(of item: FileItem, _ call: CallContext) throws -> KeyringSecret {
+    func secret(of item: FileItem, _ call: KeyringCall) throws -> KeyringSecret {
         let value = try awaitGLib(call, .cancels, { cancellable, callback, data in
             secret_retrievable_retrieve_secret(item.retrievable, cancellable, callback, data)
         }, finish: { _, result in try gCall { secret_retrievable_retrieve_secret_finish(item.retrievable, result, $0) }! })
@@ -98,7 +98,7 @@ final class FileBackend: @unchecked Sendable {
 
     /// Stores `secret`, replacing the item whose attributes are exactly `attributes`, and writes the file.
     /// On failure, what this instance holds may differ from the file: load another.
-    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws {
+    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: KeyringCall) throws {
         let value = secret.withUnsafeBytes { bytes in
             secret_value_new(bytes.bindMemory(to: CChar.self).baseAddress, bytes.count, contentType)!
         }
@@ -113,7 +113,7 @@ final class FileBackend: @unchecked Sendable {
 
     /// Removes every item whose attributes include `attributes` and writes the file; whether one went.
     /// On failure, what this instance holds may differ from the file: load another.
-    func clear(_ attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
+    func clear(_ attributes: KeyringAttributes, _ call: KeyringCall) throws -> Bool {
         hasWritten = true
         return try withHashTable(attributes) { table in
             try awaitGLib(call, .cancels, { cancellable, callback, data in

@@ -14,20 +14,20 @@ extension KeyringClient {
         try validate(attributes)
         let file = KeyringFile.sandbox
         // Each step has the client's timeout: a move of many items takes as long as it needs.
-        let service = { self.service(until: Deadline(timeout)) }
+        let service = { self.service(until: callDeadline) }
         let found = try await service().items(matching: attributes)
         var copied: [(item: KeyringItem, secret: KeyringSecret)] = []
         for item in found {
             guard let secret = try await service().secret(of: item) else { continue }
             // Adds nothing where the file holds a match already.
-            _ = try await BlockingExecutor.run(until: Deadline(timeout)) { call in
+            _ = try await BlockingExecutor.run(until: callDeadline) { call in
                 try file.add(secret, label: item.label, attributes: item.attributes, contentType: "application/octet-stream", call)
             }
             copied.append((item, secret))
         }
         // Read back from the file itself, loaded afresh, not from what this process holds of it.
         file.forget()
-        let moved = try await BlockingExecutor.run(until: Deadline(timeout)) { [copied] call in
+        let moved = try await BlockingExecutor.run(until: callDeadline) { [copied] call in
             try copied.filter { copy in
                 let query = copy.item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
                 return try file.secret(matching: query, call).map { $0 == copy.secret } ?? false

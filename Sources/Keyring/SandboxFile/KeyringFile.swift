@@ -36,13 +36,13 @@ final class KeyringFile: Sendable {
     /// The secret of the oldest item whose attributes include `attributes`, or `nil` only when the file definitely
     /// holds none: nothing matched, and every item in it opens with the key the portal gave (an item written
     /// under another key hides its attributes, so it could be the one asked for).
-    func secret(matching attributes: KeyringAttributes, _ call: CallContext) throws -> KeyringSecret? {
+    func secret(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> KeyringSecret? {
         try withCurrent(call) { backend in try oldestSecret(attributes, backend, call) }
     }
 
     /// Every item whose attributes include `attributes`, oldest first; none only when every item in the file
     /// opens with the portal's key.
-    func items(matching attributes: KeyringAttributes, _ call: CallContext) throws -> [KeyringItem] {
+    func items(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> [KeyringItem] {
         try withCurrent(call) { backend in
             let items = try backend.withMatches(attributes, call) { matches in
                 matches.map { item in
@@ -64,7 +64,7 @@ final class KeyringFile: Sendable {
     /// The file backend removes items by attributes, every item that has them all: so when a match carries exactly
     /// the attributes asked for, without the schema name (`secret-tool` writes such items), the new item takes its
     /// place in the same write, and removing the others can never take it too.
-    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws {
+    func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: KeyringCall) throws {
         let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
         try withWriteLock(call) { backend in
             let found = try backend.withMatches(query, call) { $0.map(\.attributes) }
@@ -75,7 +75,7 @@ final class KeyringFile: Sendable {
     }
 
     /// Stores `secret` as a new item unless the file holds a match; whether it did.
-    func add(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: CallContext) throws -> Bool {
+    func add(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: KeyringCall) throws -> Bool {
         try withWriteLock(call) { backend in
             let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
             guard try oldestSecret(query, backend, call) == nil else { return false }
@@ -85,7 +85,7 @@ final class KeyringFile: Sendable {
     }
 
     /// The secret of the item whose attributes are exactly `attributes`, or `nil` when it is gone.
-    func secret(ofItemWith attributes: KeyringAttributes, _ call: CallContext) throws -> KeyringSecret? {
+    func secret(ofItemWith attributes: KeyringAttributes, _ call: KeyringCall) throws -> KeyringSecret? {
         try withCurrent(call) { backend in
             let secret = try backend.withMatches(attributes, call) { matches in
                 try matches.first { $0.attributes == attributes }.map { try backend.secret(of: $0, call) }
@@ -96,7 +96,7 @@ final class KeyringFile: Sendable {
     }
 
     /// Deletes every item whose attributes include `attributes`, in one write; how many went.
-    func deleteAll(matching attributes: KeyringAttributes, _ call: CallContext) throws -> Int {
+    func deleteAll(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> Int {
         try withWriteLock(call) { backend in
             let found = try backend.withMatches(attributes, call) { $0.count }
             guard found > 0 else {
@@ -109,7 +109,7 @@ final class KeyringFile: Sendable {
 
     /// Deletes the item whose attributes are exactly `attributes`; whether it was there. Throws, deleting
     /// nothing, when other items carry all of its attributes: the file backend would remove them with it.
-    func delete(itemWith attributes: KeyringAttributes, _ call: CallContext) throws -> Bool {
+    func delete(itemWith attributes: KeyringAttributes, _ call: KeyringCall) throws -> Bool {
         try withWriteLock(call) { backend in
             let found = try backend.withMatches(attributes, call) { $0.map(\.attributes) }
             guard found.contains(attributes) else {
@@ -134,7 +134,7 @@ final class KeyringFile: Sendable {
         "file://\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
     }
 
-    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> KeyringSecret? {
+    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: KeyringCall) throws -> KeyringSecret? {
         let secret = try backend.withMatches(attributes, call) { matches in
             try matches.min { ($0.created, itemID($0.attributes)) < ($1.created, itemID($1.attributes)) }
                 .map { try backend.secret(of: $0, call) }
@@ -146,24 +146,24 @@ final class KeyringFile: Sendable {
     /// Throws unless every item in the file opens with the portal's key: a search without attributes matches them
     /// all, and libsecret fails it on the first it cannot open. An item written under another key hides its
     /// attributes, so until this holds, nothing is known to be absent.
-    private func checkEveryItemOpens(_ backend: FileBackend, _ call: CallContext) throws {
+    private func checkEveryItemOpens(_ backend: FileBackend, _ call: KeyringCall) throws {
         _ = try backend.withMatches([:], call) { $0.count }
     }
 
     private func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String,
-        _ backend: FileBackend, _ call: CallContext
+        _ backend: FileBackend, _ call: KeyringCall
     ) throws {
         try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
     }
 
-    private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: CallContext) throws -> Bool {
+    private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: KeyringCall) throws -> Bool {
         try backend.clear(attributes, call)
     }
 
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
     /// not changed since and the instance has not written it, else a new one. Failures are this file's.
-    private func withCurrent<Result>(_ call: CallContext, _ body: (FileBackend) throws -> Result) throws -> Result {
+    private func withCurrent<Result>(_ call: KeyringCall, _ body: (FileBackend) throws -> Result) throws -> Result {
         do {
             try waitForTurn(call)
             defer { turn.signal() }
@@ -185,7 +185,7 @@ final class KeyringFile: Sendable {
     }
 
     /// Waits for the turn to use the instance, within the call's deadline and while it is not cancelled.
-    private func waitForTurn(_ call: CallContext) throws {
+    private func waitForTurn(_ call: KeyringCall) throws {
         call.armDeadline()
         while turn.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
             try call.checkCancellation()
@@ -193,7 +193,7 @@ final class KeyringFile: Sendable {
     }
 
     /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile.
-    private func load(_ call: CallContext) throws -> FileBackend {
+    private func load(_ call: KeyringCall) throws -> FileBackend {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
             try KeyringFileFormat.check(path)
@@ -207,7 +207,7 @@ final class KeyringFile: Sendable {
     private static let loadAttempts = 5
 
     /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
-    private func withWriteLock<Result>(_ call: CallContext, _ body: (FileBackend) throws -> Result) throws -> Result {
+    private func withWriteLock<Result>(_ call: KeyringCall, _ body: (FileBackend) throws -> Result) throws -> Result {
         let place = CreationLock.Place.file(path)
         let lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
         defer { lock.release() }

@@ -2,18 +2,18 @@ import CLibSecret
 import FoundationEssentials
 
 /// Collection interface calls on an open service. Blocking: run them on a worker thread only.
-extension OpenService {
+extension SecretServiceSession {
     /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
     /// One D-Bus round trip, `Collection.SearchItems`; answers at once on a locked collection (with nothing, on
     /// some providers).
-    func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: CallContext) throws -> [String] {
+    func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: KeyringCall) throws -> [String] {
         let reply = try send(.searchItems(attributes, inCollection: collectionPath), call)
         defer { g_variant_unref(reply) }
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
     /// Whether the collection at `path` (or alias path) is locked: its `Locked` property (`Properties.Get`).
-    func isLocked(collection path: String, _ call: CallContext) throws -> Bool {
+    func isLocked(collection path: String, _ call: KeyringCall) throws -> Bool {
         let reply = try send(.collectionLocked(path), call)
         defer { g_variant_unref(reply) }
         return try Self.lockState(in: reply)
@@ -28,7 +28,7 @@ extension OpenService {
     /// with the prompt dismissed unseen. A prompt still open at the deadline is dismissed, so nothing is written later.
     func createItem(
         in collectionPath: String, label: String, attributes: KeyringAttributes,
-        secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: CallContext
+        secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: KeyringCall
     ) throws -> String {
         // Encoded first: nothing floating is left behind if encoding fails.
         let encoded = try encode(secret, contentType: contentType, call)

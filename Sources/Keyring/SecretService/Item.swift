@@ -2,16 +2,16 @@ import CLibSecret
 import FoundationEssentials
 
 /// Item interface calls on an open service. Blocking unless marked otherwise: run them on a worker thread.
-extension OpenService {
+extension SecretServiceSession {
     /// Whether the item at `path` is locked: its `Locked` property (`Properties.Get`).
-    func isLocked(item path: String, _ call: CallContext) throws -> Bool {
+    func isLocked(item path: String, _ call: KeyringCall) throws -> Bool {
         let reply = try send(.property("Locked", of: path, interface: SecretServiceNames.Interface.item), call)
         defer { g_variant_unref(reply) }
         return try Self.lockState(in: reply)
     }
 
     /// The item at `path` with its label, attributes, times and lock state: one `Properties.GetAll` of its Item interface.
-    func item(at path: String, _ call: CallContext) throws -> KeyringItem {
+    func item(at path: String, _ call: KeyringCall) throws -> KeyringItem {
         var arguments: [OpaquePointer?] = [g_variant_new_string(SecretServiceNames.Interface.item)]
         let reply = try callMethod(
             "GetAll", on: path, interface: SecretServiceNames.Interface.properties,
@@ -23,7 +23,7 @@ extension OpenService {
     }
 
     /// The secret of the item at `path`, through our transfer session: one `Item.GetSecret`.
-    func secret(atPath path: String, _ call: CallContext) throws -> KeyringSecret {
+    func secret(atPath path: String, _ call: KeyringCall) throws -> KeyringSecret {
         var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
         let reply = try callMethod(
             "GetSecret", on: path, interface: SecretServiceNames.Interface.item,
@@ -64,7 +64,7 @@ extension OpenService {
     }
 
     /// Deletes the item at `path` (some providers answer with a prompt). The D-Bus method is `Item.Delete`.
-    func delete(path: String, _ call: CallContext) throws {
+    func delete(path: String, _ call: KeyringCall) throws {
         let reply = try callMethod("Delete", on: path, interface: SecretServiceNames.Interface.item, nil, returning: "(o)", call)
         defer { g_variant_unref(reply) }
         guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != SecretServiceNames.noObject else { return }

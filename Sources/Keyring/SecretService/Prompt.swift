@@ -6,10 +6,10 @@ import CLibSecret
 ///
 /// Unlike libsecret's prompt, this never waits past the call's time, even when the provider dies mid-prompt
 /// (measured: KeePassXC 2.7.4 can crash under concurrent writes, and a libsecret prompt then waits forever).
-extension OpenService {
+extension SecretServiceSession {
     /// The prompt's result (`nil` when it was dismissed), checked to be of `type` when one is given. Unref it when done.
     /// D-Bus: `Prompt.Prompt`, then the `Prompt.Completed` signal; `Prompt.Dismiss` when giving up.
-    func runPrompt(at path: String, returning type: String?, _ call: CallContext) throws -> OpaquePointer? {
+    func runPrompt(at path: String, returning type: String?, _ call: KeyringCall) throws -> OpaquePointer? {
         call.armDeadline()
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)

@@ -18,7 +18,7 @@ extension SecretServiceBackend {
     ///
     /// `Collection.SearchItems` answers at once, locked or not: GNOME Keyring shows a locked collection's
     /// matches, KeePassXC shows none (and holds a service-wide `SearchItems` while every database is locked).
-    func matches(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> Matches {
+    func matches(_ attributes: KeyringAttributes, _ service: SecretServiceSession, _ call: KeyringCall) throws -> Matches {
         var matches = Matches()
         for (collection, locked, found) in try service.lockStatesAndMatches(attributes, call) {
             switch (locked, found.isEmpty) {
@@ -36,7 +36,7 @@ extension SecretServiceBackend {
     /// A match in an unlocked collection is read first (the oldest of them); matches only in locked collections
     /// are unlocked under ``UnlockPolicy/interactive`` or throw ``KeyringError/locked(collection:)``. So do
     /// locked collections that may hide a match, when no unlocked collection holds one.
-    func read(_ attributes: KeyringAttributes, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
+    func read(_ attributes: KeyringAttributes, _ service: SecretServiceSession, _ call: KeyringCall) throws -> KeyringSecret? {
         // The item this query resolved to last time: one round trip while it still exists.
         if let path = service.resolvedPath(for: attributes) {
             if let secret = try readSecret(at: path, lockedKnown: false, service, call) { return secret }
@@ -62,7 +62,7 @@ extension SecretServiceBackend {
     }
 
     /// The items at `paths` with their properties, oldest first; items gone meanwhile are left out.
-    func items(at paths: [String], _ service: OpenService, _ call: CallContext) throws -> [KeyringItem] {
+    func items(at paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [KeyringItem] {
         try paths.compactMap { path in
             do {
                 return try service.item(at: path, call)
@@ -72,7 +72,7 @@ extension SecretServiceBackend {
         }.sorted(by: KeyringItem.oldestFirst)
     }
 
-    private func oldest(of paths: [String], _ service: OpenService, _ call: CallContext) throws -> String {
+    private func oldest(of paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws -> String {
         try items(at: paths, service, call).first?.id ?? paths[0]
     }
 
@@ -83,7 +83,7 @@ extension SecretServiceBackend {
     /// another) never remove each other's item: at worst both stay, and the next store removes the older.
     func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: OpenService, _ call: CallContext
+        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
     ) throws -> String {
         // A locked collection may hide what it holds: unlock it (or throw) before looking.
         let previous = try naming(collection, service, call) {
@@ -104,7 +104,7 @@ extension SecretServiceBackend {
     /// is removed again and `false` returned. Nothing that was there is ever replaced or deleted.
     func addIfStillAbsent(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: OpenService, _ call: CallContext
+        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
     ) throws -> Bool {
         let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
         let others = try others(matching: attributes, besides: path, service, call)
@@ -125,7 +125,7 @@ extension SecretServiceBackend {
 
     /// The other items that `attributes` address in the collection holding the item at `path`.
     private func others(
-        matching attributes: KeyringAttributes, besides path: String, _ service: OpenService, _ call: CallContext
+        matching attributes: KeyringAttributes, besides path: String, _ service: SecretServiceSession, _ call: KeyringCall
     ) throws -> [String] {
         let collection = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
@@ -134,7 +134,7 @@ extension SecretServiceBackend {
     /// Adds a new item to `collection`, unlocking the collection when allowed.
     private func add(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: OpenService, _ call: CallContext
+        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
     ) throws -> String {
         let stored = schema.stamped(attributes)
         let step = {
@@ -155,7 +155,7 @@ extension SecretServiceBackend {
     /// Runs `body`, which addresses `collection` by its alias; when it fails, tells a missing alias
     /// (``KeyringError/noDefaultCollection(alias:)``) apart from other failures.
     private func naming<Result>(
-        _ collection: KeyringCollection, _ service: OpenService, _ call: CallContext, _ body: () throws -> Result
+        _ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall, _ body: () throws -> Result
     ) throws -> Result {
         do {
             return try body()
@@ -167,7 +167,7 @@ extension SecretServiceBackend {
 
     /// Reads the item at `path`, unlocking it first when it is known (or turns out) to be locked.
     /// Returns `nil` when the item is gone.
-    func readSecret(at path: String, lockedKnown: Bool, _ service: OpenService, _ call: CallContext) throws -> KeyringSecret? {
+    func readSecret(at path: String, lockedKnown: Bool, _ service: SecretServiceSession, _ call: KeyringCall) throws -> KeyringSecret? {
         if lockedKnown { try unlockOrThrow([path], service, call) }
         do {
             let secret = try service.secret(atPath: path, call)
@@ -186,7 +186,7 @@ extension SecretServiceBackend {
     }
 
     /// Unlocks `paths` when the policy allows a prompt; otherwise, or when the prompt fails, throws.
-    func unlockOrThrow(_ paths: [String], _ service: OpenService, _ call: CallContext) throws {
+    func unlockOrThrow(_ paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws {
         guard unlockPolicy == .interactive else {
             throw KeyringError.locked(collection: paths.first.map(KeyringCollection.name(ofPath:)))
         }
@@ -196,12 +196,12 @@ extension SecretServiceBackend {
 
     /// Unlocks the collection an alias names when the policy allows a prompt; otherwise throws
     /// ``KeyringError/locked(collection:)`` with its real name.
-    func unlock(_ collection: KeyringCollection, _ service: OpenService, _ call: CallContext) throws {
+    func unlock(_ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall) throws {
         try unlockOrThrow([try resolve(collection, service, call)], service, call)
     }
 
     @discardableResult
-    func deleteIfPresent(_ path: String, _ service: OpenService, _ call: CallContext) throws -> Bool {
+    func deleteIfPresent(_ path: String, _ service: SecretServiceSession, _ call: KeyringCall) throws -> Bool {
         service.forgetResolutions(of: path)
         do {
             try service.delete(path: path, call)
@@ -212,7 +212,7 @@ extension SecretServiceBackend {
     }
 
     /// The real path of an aliased collection, or ``KeyringError/noDefaultCollection(alias:)``.
-    func resolve(_ collection: KeyringCollection, _ service: OpenService, _ call: CallContext) throws -> String {
+    func resolve(_ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall) throws -> String {
         guard let path = try service.aliasTarget(collection.alias, call) else {
             throw KeyringError.noDefaultCollection(alias: collection.alias)
         }

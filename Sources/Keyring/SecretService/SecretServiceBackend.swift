@@ -1,10 +1,10 @@
 /// The Secret Service on a bus as a place to keep items: each call runs its steps on a worker thread with the
-/// bus's shared connection (see `ServiceConnection`), and calls that change items take turns per bus.
+/// bus's shared session (see `SessionKeeper`), and calls that change items take turns per bus.
 struct SecretServiceBackend: KeyringBackend {
     let schema: KeyringSchema
     let unlockPolicy: UnlockPolicy
     let deadline: Deadline
-    let connection: ServiceConnection
+    let sessions: SessionKeeper
 
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
@@ -24,7 +24,7 @@ struct SecretServiceBackend: KeyringBackend {
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
-        if let secret = try await connection.quickRead(attributes, until: deadline) { return secret }
+        if let secret = try await sessions.quickRead(attributes, until: deadline) { return secret }
         return try await perform { service, call in try read(attributes, service, call) }
     }
 
@@ -76,24 +76,24 @@ struct SecretServiceBackend: KeyringBackend {
     }
 
     func creationLockPlace() throws -> CreationLock.Place {
-        .bus(try connection.bus.resolve())
+        .bus(try sessions.bus.resolve())
     }
 
     /// Runs `body` on a worker thread with the open service, until the deadline.
     nonisolated(nonsending) func perform<Result: Sendable>(
-        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
+        _ body: @escaping @Sendable (SecretServiceSession, KeyringCall) throws -> Result
     ) async throws -> Result {
-        let connection = connection
+        let sessions = sessions
         return try await BlockingExecutor.run(until: deadline) { call in
-            try connection.withService(call) { try body($0, call) }
+            try sessions.withService(call) { try body($0, call) }
         }
     }
 
     /// Runs a step that changes items: one at a time per bus in this process. Writes of one item racing each
     /// other gain nothing, and two deletions of one item at once crash KeePassXC 2.7.4.
     func performWrite<Result: Sendable>(
-        _ body: @escaping @Sendable (OpenService, CallContext) throws -> Result
+        _ body: @escaping @Sendable (SecretServiceSession, KeyringCall) throws -> Result
     ) async throws -> Result {
-        try await connection.writes.holding(until: deadline) { try await perform(body) }
+        try await sessions.writes.holding(until: deadline) { try await perform(body) }
     }
 }

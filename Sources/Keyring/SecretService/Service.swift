@@ -3,13 +3,13 @@ import FoundationEssentials
 
 /// Service interface calls on an open service (see `SecretServiceNames` for how each kind of call travels).
 /// Blocking: run them on a worker thread only.
-extension OpenService {
+extension SecretServiceSession {
     /// Every collection, whether it is locked, and the items in it that `attributes` address: one round trip
     /// of latency while the collections are those seen last (the list is asked again in the same batch),
     /// two when they changed. D-Bus: the Service's `Collections` property, then each collection's `Locked`
     /// property and `Collection.SearchItems`, pipelined.
     func lockStatesAndMatches(
-        _ attributes: KeyringAttributes, _ call: CallContext
+        _ attributes: KeyringAttributes, _ call: KeyringCall
     ) throws -> [(collection: String, locked: Bool, matches: [String])] {
         var known = knownCollections
         for _ in 0..<3 {
@@ -54,18 +54,18 @@ extension OpenService {
 
     /// Asks the service to unlock `paths`, which may show a prompt for a password; returns the paths now unlocked.
     /// The D-Bus method is `Service.Unlock`.
-    func unlock(_ paths: [String], _ call: CallContext) throws -> [String] {
+    func unlock(_ paths: [String], _ call: KeyringCall) throws -> [String] {
         try changeLock("Unlock", paths, call)
     }
 
     /// Locks the items or collections at `paths` (some providers answer with a prompt that needs no user).
     /// The D-Bus method is `Service.Lock`.
-    func lock(_ paths: [String], _ call: CallContext) throws {
+    func lock(_ paths: [String], _ call: KeyringCall) throws {
         _ = try changeLock("Lock", paths, call)
     }
 
     /// `Service.Lock` or `Service.Unlock`, with its prompt run when it has one; the paths changed.
-    private func changeLock(_ method: String, _ paths: [String], _ call: CallContext) throws -> [String] {
+    private func changeLock(_ method: String, _ paths: [String], _ call: KeyringCall) throws -> [String] {
         var arguments: [OpaquePointer?] = [GLibValues.objectPathArray(paths)]
         let reply = try callMethod(
             method, on: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
@@ -79,7 +79,7 @@ extension OpenService {
     }
 
     /// The collection path an alias points to, or `nil` when the alias is not set. The D-Bus method is `Service.ReadAlias`.
-    func aliasTarget(_ alias: String, _ call: CallContext) throws -> String? {
+    func aliasTarget(_ alias: String, _ call: KeyringCall) throws -> String? {
         let reply = try send(.readAlias(alias), call)
         defer { g_variant_unref(reply) }
         let target = GLibValues.objectPaths(inTuple: reply)[0]
@@ -87,11 +87,11 @@ extension OpenService {
     }
 }
 
-extension OpenService {
+extension SecretServiceSession {
     /// Every collection, with its label and lock state and whether the `default` alias points to it; one that goes
     /// away meanwhile is left out. Never prompts. D-Bus: the Service's `Collections` property, then `ReadAlias` and
     /// each collection's `Label` and `Locked` properties, pipelined.
-    func collectionStates(_ call: CallContext) throws -> [KeyringCollectionState] {
+    func collectionStates(_ call: KeyringCall) throws -> [KeyringCollectionState] {
         let list = try send(.collections, call)
         defer { g_variant_unref(list) }
         let paths = try Self.collectionPaths(in: list)

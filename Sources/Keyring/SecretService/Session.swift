@@ -3,9 +3,9 @@ import FoundationEssentials
 
 /// The transfer session: opening a plain one by a direct call, and coding secrets for the session in use
 /// (an encrypted session's coding is libsecret's).
-extension OpenService {
+extension SecretServiceSession {
     /// Opens a plain session by a direct `Service.OpenSession` call; returns the daemon's unique name and the session path.
-    static func openPlainSession(on connection: OpaquePointer, _ call: CallContext) throws -> (owner: String, path: String) {
+    static func openPlainSession(on connection: OpaquePointer, _ call: KeyringCall) throws -> (owner: String, path: String) {
         let message = g_dbus_message_new_method_call(
             SecretServiceNames.busName, SecretServiceNames.servicePath, SecretServiceNames.Interface.service, "OpenSession")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
@@ -27,7 +27,7 @@ extension OpenService {
     }
 
     /// The bytes of a Secret Service `Secret` struct `(oayays)`.
-    func decode(_ encoded: OpaquePointer, of path: String, _ call: CallContext) throws -> KeyringSecret {
+    func decode(_ encoded: OpaquePointer, of path: String, _ call: KeyringCall) throws -> KeyringSecret {
         switch transport {
         case .plain:
             return GLibValues.plainSecret(in: encoded)
@@ -43,7 +43,7 @@ extension OpenService {
     }
 
     /// A Secret Service `Secret` struct `(oayays)` carrying `secret` through our transfer session.
-    func encode(_ secret: KeyringSecret, contentType: String, _ call: CallContext) throws -> OpaquePointer {
+    func encode(_ secret: KeyringSecret, contentType: String, _ call: KeyringCall) throws -> OpaquePointer {
         switch transport {
         case .plain:
             var fields: [OpaquePointer?] = secret.withUnsafeBytes { bytes in

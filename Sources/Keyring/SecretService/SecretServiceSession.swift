@@ -1,10 +1,10 @@
 import Threading
 import CLibSecret
 
-/// An open Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
+/// A session with the Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
 /// told us. Every call is a direct D-Bus call on our connection; libsecret's `SecretService` proxy is made only
 /// for the encrypted transfer session (its Diffie-Hellman negotiation and secret encoding).
-final class OpenService: @unchecked Sendable {
+final class SecretServiceSession: @unchecked Sendable {
     // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change once set.
     let connection: OpaquePointer
     /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
@@ -24,7 +24,7 @@ final class OpenService: @unchecked Sendable {
     private let collections: Locked<[String]>
 
     /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
-    init(connection: OpaquePointer, plainSessionWithin call: CallContext) throws {
+    init(connection: OpaquePointer, plainSessionWithin call: KeyringCall) throws {
         // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
         // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
         // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession).
@@ -65,7 +65,7 @@ final class OpenService: @unchecked Sendable {
     }
 
     /// libsecret's proxy on our connection, made on first need (an encrypted session's secrets are coded with it).
-    func proxy(_ call: CallContext) throws -> UnsafeMutablePointer<SecretService> {
+    func proxy(_ call: KeyringCall) throws -> UnsafeMutablePointer<SecretService> {
         if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
         // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
         call.armDeadline()

@@ -1,24 +1,24 @@
 import Threading
 import CLibSecret
 
-/// The process-wide Secret Service for one bus address, opened on first use and reopened after
-/// the provider goes away (a restarted daemon forgets our session).
-final class ServiceConnection: Sendable {
+/// Keeps this process's session with the Secret Service of one bus address (a ``SecretServiceSession``): opened on
+/// first use, and opened again after the provider goes away (a restarted daemon forgets our session).
+final class SessionKeeper: Sendable {
     private struct Key: Hashable {
         let bus: BusAddress
         let transport: SecretTransport
     }
 
-    private static let all = Locked<[Key: ServiceConnection]>([:])
+    private static let all = Locked<[Key: SessionKeeper]>([:])
 
     /// The shared connection for `bus` with secrets sent over `transport`.
-    static func shared(_ bus: BusAddress, transport: SecretTransport) -> ServiceConnection {
+    static func shared(_ bus: BusAddress, transport: SecretTransport) -> SessionKeeper {
         all.withLock { connections in
             let key = Key(bus: bus, transport: transport)
             if let existing = connections[key] { return existing }
-            let connection = ServiceConnection(bus: bus, transport: transport)
-            connections[key] = connection
-            return connection
+            let keeper = SessionKeeper(bus: bus, transport: transport)
+            connections[key] = keeper
+            return keeper
         }
     }
 
@@ -35,7 +35,7 @@ final class ServiceConnection: Sendable {
 
     let bus: BusAddress
     private let transport: SecretTransport
-    private let current = Locked<OpenService?>(nil)
+    private let current = Locked<SecretServiceSession?>(nil)
     /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
     let writes = AsyncLock()
 
@@ -46,7 +46,7 @@ final class ServiceConnection: Sendable {
 
     /// Runs `body` with the open service; when the provider has gone away since it was opened,
     /// reopens once and runs `body` again. Blocking: call on a worker thread.
-    func withService<Result>(_ call: CallContext, _ body: (OpenService) throws -> Result) throws -> Result {
+    func withService<Result>(_ call: KeyringCall, _ body: (SecretServiceSession) throws -> Result) throws -> Result {
         let service = try open(call)
         do {
             return try body(service)
@@ -67,14 +67,14 @@ final class ServiceConnection: Sendable {
         return nil
     }
 
-    private func open(_ call: CallContext) throws -> OpenService {
+    private func open(_ call: KeyringCall) throws -> SecretServiceSession {
         if let service = current.withLock({ $0 }) { return service }
         let connection = try BusConnection.open(bus, call)
-        let opened: OpenService
+        let opened: SecretServiceSession
         do {
             switch transport {
             case .plain:
-                opened = try OpenService(connection: connection, plainSessionWithin: call)
+                opened = try SecretServiceSession(connection: connection, plainSessionWithin: call)
             case .encrypted:
                 let proxy = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
                 // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
@@ -82,7 +82,7 @@ final class ServiceConnection: Sendable {
                     g_object_unref(proxy)
                     throw KeyringError.encryptedTransportUnavailable
                 }
-                opened = OpenService(connection: connection, negotiated: proxy)
+                opened = SecretServiceSession(connection: connection, negotiated: proxy)
             }
         } catch {
             BusConnection.close(connection)

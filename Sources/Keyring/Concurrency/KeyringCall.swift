@@ -9,7 +9,7 @@ import Synchronization
 /// Direct D-Bus calls carry the time left as their own timeout; only steps that take nothing but a
 /// cancellable (libsecret's calls, the lock file, a prompt's wait) arm a timer — from then on the deadline
 /// cancels the rest of the call too — so the common read schedules none.
-final class CallContext: @unchecked Sendable {
+final class KeyringCall: @unchecked Sendable {
     // GCancellable is thread-safe; the pointer never changes.
     let cancellable: UnsafeMutablePointer<GCancellable>
     /// When the call must be done.

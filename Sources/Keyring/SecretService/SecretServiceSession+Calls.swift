@@ -3,9 +3,9 @@ import FoundationEssentials
 
 /// The one way calls reach the daemon: a direct GDBus call on our connection to the daemon's unique name,
 /// bounded by the call's deadline and cancellable, its reply type checked; and the property replies they share.
-extension OpenService {
+extension SecretServiceSession {
     /// Sends `method` and waits for its reply (see ``callMethod(_:on:interface:_:returning:_:)``).
-    func send(_ method: MethodCall, _ call: CallContext) throws -> OpaquePointer {
+    func send(_ method: MethodCall, _ call: KeyringCall) throws -> OpaquePointer {
         try callMethod(method.method, on: method.path, interface: method.interface, method.parameters, returning: method.replyType, call)
     }
 
@@ -13,7 +13,7 @@ extension OpenService {
     /// has left and its cancellable, and checks the reply's type.
     func callMethod(
         _ method: String, on path: String, interface: String,
-        _ parameters: OpaquePointer?, returning replyType: String, _ call: CallContext
+        _ parameters: OpaquePointer?, returning replyType: String, _ call: KeyringCall
     ) throws -> OpaquePointer {
         let reply = try gCall {
             g_dbus_connection_call_sync(
