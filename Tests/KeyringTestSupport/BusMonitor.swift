@@ -9,14 +9,14 @@ public final class BusMonitor: Sendable {
     private let member: String
     private static let sentinel = "GetId"
 
-    /// Starts watching `keyring`'s bus for method calls named `member`; returns once the monitor is listening.
-    /// The keyring stops the monitor when it shuts down.
-    init(_ keyring: PrivateKeyring, member: String) async throws {
+    /// Starts watching `keyring`'s bus for method calls named `member` (every method call when `nil`); returns once
+    /// the monitor is listening. The keyring stops the monitor when it shuts down.
+    init(_ keyring: PrivateKeyring, member: String?) async throws {
         address = keyring.address
-        self.member = member
+        self.member = member ?? ""
         process = try ChildProcess.spawn(
             "dbus-monitor",
-            ["--profile", "--address", address, "type='method_call',member='\(member)'",
+            ["--profile", "--address", address, member.map { "type='method_call',member='\($0)'" } ?? "type='method_call'",
              "type='method_call',interface='org.freedesktop.DBus',member='\(Self.sentinel)'"],
             environment: keyring.environment, stdout: .pipe)
         output = process.output!
@@ -43,6 +43,28 @@ public final class BusMonitor: Sendable {
 }
 
 extension BusMonitor {
+    /// A method call the bus carried: who sent it, to whom, and which method.
+    public struct Call: Sendable, Hashable {
+        public let sender: String, destination: String, interface: String, member: String
+    }
+
+    /// The method calls the bus has carried since the monitor started (or since the last look), up to now, but for
+    /// the bus's own marker; for a monitor of every call (``PrivateKeyring/watchAllCalls()``).
+    public func calls() async throws -> [Call] {
+        _ = try await BusCall.call(address, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                   interface: "org.freedesktop.DBus", method: Self.sentinel)
+        var calls: [Call] = []
+        while true {
+            let line = await ChildProcess.readLine(output)
+            guard process.isRunning || !line.isEmpty else { throw BusCall.Failure(description: "dbus-monitor exited") }
+            // mc, timestamp, serial, sender, destination, path, interface, member
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 8, fields[0] == "mc" else { continue }
+            if fields[7] == Self.sentinel { return calls }
+            calls.append(Call(sender: fields[3], destination: fields[4], interface: fields[6], member: fields[7]))
+        }
+    }
+
     /// Returns once the bus has carried a `member` call (one not yet counted or waited for).
     public func nextCall() async throws {
         while true {
@@ -57,5 +79,10 @@ extension PrivateKeyring {
     /// Starts counting the method calls named `member` (for example `CreateItem`) on this keyring's bus.
     public func watchCalls(to member: String) async throws -> BusMonitor {
         try await BusMonitor(self, member: member)
+    }
+
+    /// Starts recording every method call on this keyring's bus (see ``BusMonitor/calls()``).
+    public func watchAllCalls() async throws -> BusMonitor {
+        try await BusMonitor(self, member: nil)
     }
 }

@@ -84,6 +84,7 @@ struct SecretServiceBackend: KeyringBackend {
         _ body: @escaping @Sendable (SecretServiceSession, KeyringCall) throws -> Result
     ) async throws -> Result {
         let sessions = sessions
+        try await sessions.openIfNeeded(until: deadline)
         return try await BlockingExecutor.run(until: deadline) { call in
             try sessions.withService(call) { try body($0, call) }
         }

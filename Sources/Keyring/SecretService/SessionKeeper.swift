@@ -38,6 +38,9 @@ final class SessionKeeper: Sendable {
     private let current = Locked<SecretServiceSession?>(nil)
     /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
     let writes = AsyncLock()
+    /// Orders the first opening: calls that start together (an identity's read and its key's prefetch) share one
+    /// connection and one session instead of each opening its own.
+    private let opening = AsyncLock()
 
     private init(bus: BusAddress, transport: SecretTransport) {
         self.bus = bus
@@ -53,6 +56,16 @@ final class SessionKeeper: Sendable {
         } catch let failure as GLibFailure where failure.meansServiceWentAway {
             current.withLock { if $0 === service { $0 = nil } }
             return try body(try open(call))
+        }
+    }
+
+    /// Opens the session unless it is open, before a call's blocking step: one opening at a time, so that a call
+    /// arriving meanwhile waits (until `deadline`, or its task's cancellation) and then uses that session.
+    nonisolated(nonsending) func openIfNeeded(until deadline: Deadline) async throws {
+        guard current.withLock({ $0 }) == nil else { return }
+        try await opening.holding(until: deadline) {
+            guard current.withLock({ $0 }) == nil else { return }
+            _ = try await BlockingExecutor.run(until: deadline) { call in try self.open(call) }
         }
     }
 
