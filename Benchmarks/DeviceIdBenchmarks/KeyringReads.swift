@@ -96,6 +96,25 @@ func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
                    peerName: "one reader", peer: Double(reads) / (alone / 1e6), unit: "/s", target: .atLeast(1.5)))
 }
 
+/// One libsecret store of a new item (`secret_password_storev_sync`), the median of `iterations`: what writing an item
+/// costs the provider.
+func libsecretCreate(iterations: Int) async throws -> Double {
+    var error: UnsafeMutablePointer<GError>?
+    let attributes = ["service": "bench.create", "account": ""]
+    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(attributes.keys))
+    defer { secret_schema_unref(schema) }
+    var index = 0
+    let median = try await Samples(iterations) {
+        index += 1
+        let table = stringTable(["service": "bench.create", "account": "item \(index)"])
+        defer { g_hash_table_unref(table) }
+        _ = secret_password_storev_sync(schema, table, nil, "Benchmark create", "a new value", nil, &error)
+        try check(error, "secret_password_storev_sync")
+    }.median
+    try await KeyringClient().deleteAll(matching: ["service": "bench.create"])
+    return median
+}
+
 /// What the floor of each read is called in the table.
 private let getSecretFloorName = "one raw `GetSecret` (session open, item path known)"
 

@@ -7,7 +7,7 @@ struct ChildRun {
     let maxResidentKiB: Int
 }
 
-/// Spawns `path` with `arguments` (standard output to /dev/null) under GNU time, which reports the peak
+/// Spawns `path` with `arguments` (standard input from and output to /dev/null) under GNU time, which reports the peak
 /// resident memory of the command alone (a child spawned straight from this large process would inherit
 /// this process's high-water mark across exec).
 func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
@@ -16,6 +16,7 @@ func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     let argv = command.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
@@ -32,11 +33,13 @@ func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
                     maxResidentKiB: peak)
 }
 
+/// The command as the README installs it (scripts/bench passes it), else the one built beside the benchmarks.
+let deviceidCommand = ProcessInfo.processInfo.environment["BENCH_DEVICEID"]
+    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("deviceid").path
+
 /// `deviceid id` as a whole process with an identity in the keyring, beside `secret-tool lookup`.
 func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
-    // The command as the README installs it (scripts/bench passes it), else the one built beside the benchmarks.
-    let deviceid = ProcessInfo.processInfo.environment["BENCH_DEVICEID"]
-        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("deviceid").path
+    let deviceid = deviceidCommand
     let attributes = ["service": "bench.process", "account": "item"]
     try await KeyringClient().store(KeyringSecret(utf8: "secret-tool reads this"), label: "Benchmark item", attributes: attributes)
     let group = ["--access-group", "bench.process"]
@@ -56,4 +59,25 @@ func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
                    peer: wall(lookups), unit: "µs", target: .atMost(1.0)))
     report.add(Row(name: "`deviceid id` process as installed: peak memory", ours: peak(ids), peerName: "`secret-tool lookup`",
                    peer: peak(lookups), unit: "MiB", target: .absolute(14, "≤ 14 MiB")))
+}
+
+/// A first run of `deviceid id` as a whole process (P-256, encryption on: the access group's key and the identity are
+/// written), against a warm run of the same and the cost of one store: what the first run costs above a warm one, in
+/// stores, of which two are inherent.
+func benchmarkFirstRun(_ report: inout Report, iterations: Int) async throws {
+    let options = ["--key-type", "p256", "--non-interactive"]
+    let warmGroup = ["--access-group", "bench.first-run.warm"]
+    _ = try runChild(deviceidCommand, ["id"] + warmGroup + options)
+    var firsts: [Double] = [], warms: [Double] = []
+    for index in 0..<iterations {   // interleaved, so both see the same machine
+        let group = "bench.first-run.\(index)"
+        firsts.append(try runChild(deviceidCommand, ["id", "--access-group", group] + options).microseconds)
+        warms.append(try runChild(deviceidCommand, ["id"] + warmGroup + options).microseconds)
+        try await KeyringClient().deleteAll(matching: ["service": group])
+    }
+    try await KeyringClient().deleteAll(matching: ["service": "bench.first-run.warm"])
+    let store = try await libsecretCreate(iterations: iterations)
+    let above = Samples(sorted: firsts).median - Samples(sorted: warms).median
+    report.add(Row(name: "first run of `deviceid id` (P-256, encryption on: two items) above a warm one, in stores", ours: above,
+                   peerName: "one libsecret store of a new item", peer: store, unit: "µs", target: .atMost(2.4)))
 }

@@ -54,11 +54,11 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
     /// (an empty or non-UTF-8 id, a public key that is not exactly one PKCS#1 RSA public key) is
     /// ``DeviceIdentifierError/invalidLegacyIdentifier(source:reason:)``.
     public func legacyIdentity() async throws -> LegacyIdentity? {
-        let publicKey = try await keyring.secret(matching: attributes(Self.publicKeyAccount)).map { key in
-            key.withUnsafeBytes { Data($0) }
-        }
-        let identifier = try await keyring.secret(matching: attributes(Self.identifierAccount))
-        return try Self.identity(publicKey: publicKey, identifier: identifier, source: name)
+        // Both items are always read: at once, in one round trip's time.
+        async let publicKey = keyring.secret(matching: attributes(Self.publicKeyAccount))
+        async let identifier = keyring.secret(matching: attributes(Self.identifierAccount))
+        let key = try await publicKey.map { key in key.withUnsafeBytes { Data($0) } }
+        return try Self.identity(publicKey: key, identifier: try await identifier, source: name)
     }
 
     /// The identity FRAuth's two items make: the public key item's bytes and the identifier item's, as read.
