@@ -30,8 +30,9 @@ public struct DeviceCheckDevice: Sendable {
     /// A new token, as ``generateToken(algorithm:attestation:)`` makes it, and why it carries no TPM attestation
     /// when its key is the TPM's and one was asked for.
     ///
-    /// The attestation is the TPM's certification of the key (over the token's `jti`) with the TPM's endorsement
-    /// certificate, which names the TPM for good: a server that sees it can link this device's tokens across
+    /// The attestation is the TPM's certification of the key (over the key itself: made with the first token, kept
+    /// beside the identity, and carried by every later token, which then costs one TPM signature) with the TPM's
+    /// endorsement certificate, which names the TPM for good: a server that sees it can link this device's tokens across
     /// identities, and, once the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:)``),
     /// keep its bits by the TPM rather than by the key.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
@@ -47,7 +48,7 @@ public struct DeviceCheckDevice: Sendable {
         }
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            switch try await self.attestation(nonce: Data(tokenID)) {
+            switch try await self.attestation(of: key) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -94,14 +95,18 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The TPM's attestation of the device key over `nonce`, or why there is none.
-    private func attestation(nonce: Data) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity when it
+    /// is of this key, else one made now over the key itself and kept, so that later tokens cost one signature.
+    private func attestation(of key: DevicePublicKey) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
+        if let kept = await identifier.keptAttestation().flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+            return .success(kept)
+        }
         do {
-            let evidence = try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) }
-            return .success(TPMAttestation(
-                endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
-                certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature))
+            let nonce = TPMAttestation.keyBinding(of: key)
+            let made = TPMAttestation(try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
+            await identifier.keepAttestation(try made.kept)
+            return .success(made)
         } catch let failure as TPMFailure {
             identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
             return .failure(.tpm(failure))

@@ -1,8 +1,9 @@
 import Keyring
 import SecureStorage
 
-/// Every item swift-deviceid keeps in one access group — the identity, FRAuth's legacy items, the UUID identifier and
-/// the group's encryption key, held by the keyring or sealed by the TPM — as one list, so that what is shown before a
+/// Every item swift-deviceid keeps in one access group — the identity, FRAuth's legacy items, the UUID identifier,
+/// the group's encryption key, held by the keyring or sealed by the TPM, and the TPM's attestation of the device key —
+/// as one list, so that what is shown before a
 /// removal is exactly what is removed.
 package struct AccessGroupItems: Sendable {
     /// The keyring the items are in.

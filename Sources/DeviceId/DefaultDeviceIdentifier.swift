@@ -20,6 +20,9 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let storage: any CreatingStorage<StoredDeviceIdentity>
     private let encryptor: SecuredKeyEncryptor?
     private let legacySources: [any LegacyIdentifierSource]
+    /// Where the TPM's attestation of a TPM-held key is kept (public data, beside the identity), when the identity
+    /// is in the keyring.
+    private let attestations: KeychainStorage<Data>?
     /// Where this identifier logs (never key material); modules above log what they do with it there too.
     package nonisolated let logger: Logger
     /// The identity once loaded: read without entering the actor, so cached calls stay on the caller's executor.
@@ -51,10 +54,13 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         let storage = KeychainStorage<StoredDeviceIdentity>(
             account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor ?? NoEncryptor(),
             label: "Device identity key (\(configuration.accessGroup))", keyring: keyring)
+        let attestations = KeychainStorage<Data>(
+            account: Self.attestationAccount, accessGroup: configuration.accessGroup,
+            label: "TPM attestation of the device key (\(configuration.accessGroup))", keyring: keyring)
         self.init(
             validated: configuration, storage: storage, encryptor: encryptor,
             legacySources: legacySources ?? [FRAuthLegacyIdentifierSource(accessGroup: configuration.accessGroup, keyring: keyring)],
-            logger: logger)
+            attestations: attestations, logger: logger)
     }
 
     /// An identifier kept in `storage` (for tests: a `MemoryStorage`, say).
@@ -64,17 +70,20 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         legacySources: [any LegacyIdentifierSource] = [],
         logger: Logger? = nil
     ) throws {
-        self.init(validated: try configuration.validated(), storage: storage, encryptor: nil, legacySources: legacySources, logger: logger)
+        self.init(
+            validated: try configuration.validated(), storage: storage, encryptor: nil, legacySources: legacySources, attestations: nil,
+            logger: logger)
     }
 
     private init(
         validated configuration: DeviceIdentifierConfiguration, storage: any CreatingStorage<StoredDeviceIdentity>,
-        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], logger: Logger?
+        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], attestations: KeychainStorage<Data>?, logger: Logger?
     ) {
         self.configuration = configuration
         self.storage = storage
         self.encryptor = encryptor
         self.legacySources = legacySources
+        self.attestations = attestations
         self.logger = logger ?? .silent
     }
 
@@ -133,6 +142,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             try await serial.withLock {
                 cached.withLock { $0 = nil }
                 try await storage.delete()
+                try await attestations?.delete()
                 for source in legacySources { try await source.remove() }
             }
         } catch {
@@ -165,6 +175,27 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     package func wrappedTPMKey() async throws -> Data? {
         guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         return key.wrappedTPMKey
+    }
+
+    // MARK: - The TPM's attestation
+
+    /// The account of the item keeping the TPM's attestation of a TPM-held device key.
+    package static let attestationAccount = "swift-deviceid.tpm-attestation"
+
+    /// The attestation kept for the device key, as ``keepAttestation(_:)`` was given it; `nil` when none is kept or it
+    /// cannot be read (it is made again then: the identity never depends on it).
+    package func keptAttestation() async -> Data? {
+        try? await attestations?.get()
+    }
+
+    /// Keeps `attestation` (public data: the TPM's certification of the device key) for later tokens, replacing the
+    /// one kept before. A failure only means it is made again next time: it is logged, not thrown.
+    package func keepAttestation(_ attestation: Data) async {
+        do {
+            try await attestations?.save(item: attestation)
+        } catch {
+            logger.notice("the TPM's attestation of the device key is not kept", metadata: ["reason": "\(error)"])
+        }
     }
 
     // MARK: - Loading

@@ -44,10 +44,11 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public static let supportedKeySizes: Set<Int> = [2048, 3072, 4096]
 
     /// Accounts the library keeps its own items under in every access group, which no identity may use:
-    /// the encryption key, the UUID identifier and FRAuth's legacy items.
+    /// the encryption key, the UUID identifier, FRAuth's legacy items and the TPM's attestation of the device key.
     public static let reservedAccounts: Set<String> = [
         KeyringKeyProvider.keyAccount, TPMSealedKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
         FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
+        DefaultDeviceIdentifier.attestationAccount,
     ]
 
     /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)`` /

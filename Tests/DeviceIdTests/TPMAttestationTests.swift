@@ -4,6 +4,7 @@ import Foundation
 import Keyring
 import KeyringTestSupport
 import SecureStorage
+import TPMSupport
 import Testing
 
 @Suite("TPM attestation of device keys, checked against the software TPM's maker (swtpm's local CA)", .serialized)
@@ -65,6 +66,32 @@ struct TPMAttestationTests {
         }
     }
 
+    @Test("Attested once per key: every token carries the attestation made with the first, kept beside the identity; a new key gets its own, and removing the group removes it")
+    func attestedOnce() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring)
+                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let tokens = [try await device.generateToken(), try await device.generateToken()].map { try? DeviceToken.verify($0, team: "TEAM") }
+                let first = try #require(tokens[0]?.tpmAttestation), second = try #require(tokens[1]?.tpmAttestation)
+                #expect(first == second)
+                #expect(tokens[0]?.tokenID != tokens[1]?.tokenID)
+                for token in tokens { _ = try verifier(tpm).verify(try #require(token)) }
+                // Kept in the keyring: a new identifier on the same items (another process, say) carries it too.
+                let again = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client()), team: "TEAM")
+                #expect(try DeviceToken.verify(try await again.generateToken(), team: "TEAM").tpmAttestation == first)
+                let items = AccessGroupItems(keyring: keyring.client(), configuration: identifier.configuration)
+                #expect(try await items.list().contains { $0.attributes["account"] == DefaultDeviceIdentifier.attestationAccount })
+
+                _ = try await identifier.regenerateIdentifier()
+                let renewed = try #require(try DeviceToken.verify(try await device.generateToken(), team: "TEAM").tpmAttestation)
+                #expect(renewed.certifiedKey != first.certifiedKey)
+                #expect(try await items.deleteAll() > 0)
+                #expect(try await items.list().isEmpty)
+            }
+        }
+    }
+
     @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, an untrusted maker")
     func altered() async throws {
         try await PrivateTPM.with { tpm in
@@ -84,9 +111,14 @@ struct TPMAttestationTests {
                 await #expect(throws: TPMAttestationError.mismatch("the certified key is another key")) {
                     try await verify(attestation, signedBy: second, jti: jti)
                 }
-                // Replayed in another token of the same key.
-                await #expect(throws: TPMAttestationError.mismatch("the certification was made for another token")) {
-                    try await verify(attestation, signedBy: first, jti: Data(repeating: 7, count: 16))
+                // The key's attestation is made over the key and kept: another token of the same key carries it.
+                try await verify(attestation, signedBy: first, jti: Data(repeating: 7, count: 16))
+                // One made over one token's jti (as earlier versions made them), replayed in another token of the key.
+                let wrapped = try #require(try await first.wrappedTPMKey())
+                let perToken = TPMAttestation(try TPMAttestor.attest(wrappedKey: wrapped, nonce: jti))
+                try await verify(perToken, signedBy: first, jti: jti)
+                await #expect(throws: TPMAttestationError.mismatch("the certification was made for another key or token")) {
+                    try await verify(perToken, signedBy: first, jti: Data(repeating: 7, count: 16))
                 }
                 // One byte of the certify information changed (its clock): the AK's signature no longer verifies.
                 var info = attestation.certifyInfo
@@ -205,13 +237,20 @@ struct TPMAttestationTests {
                 let bare = try await keyring.deviceid(
                     ["activate-credential"], input: input, environment: ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"])
                 #expect(bare.status == 70 && bare.errorText.contains("resource manager"), "\(bare.errorText)")
-                // A token made there cannot carry the attestation: said on standard error, or refused when required.
+                // The attestation made with the first token is kept: a token made there carries it, the key's signature
+                // being all it asks of the TPM.
                 let swtpm = ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"]
-                let warned = try await keyring.deviceid(["token", "--team", "TEAM"] + options, environment: swtpm)
+                let kept = try await keyring.deviceid(["token", "--team", "TEAM"] + options, environment: swtpm)
+                #expect(kept.status == 0 && !kept.errorText.contains("warning"), "\(kept.errorText)")
+                #expect(try DeviceToken.verify(Data(kept.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == token.tpmAttestation)
+                // A new identity's first token made there cannot carry one: said on standard error, or refused when required.
+                let fresh = options + ["--access-group", "attestation.fresh"]
+                _ = try await keyring.deviceid(["id"] + fresh)
+                let warned = try await keyring.deviceid(["token", "--team", "TEAM"] + fresh, environment: swtpm)
                 #expect(warned.status == 0 && warned.errorText.contains("warning: the token carries no TPM attestation")
                         && warned.errorText.contains("resource manager"), "\(warned.errorText)")
                 #expect(try DeviceToken.verify(Data(warned.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == nil)
-                let required = try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation"] + options, environment: swtpm)
+                let required = try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation"] + fresh, environment: swtpm)
                 #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains("resource manager"), "\(required.errorText)")
                 #expect(try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation", "--no-tpm-attestation"] + options).status == 64)
             }

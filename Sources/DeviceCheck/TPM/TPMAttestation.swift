@@ -1,8 +1,12 @@
+import DeviceId
 import FoundationEssentials
+import OpenSSLSupport
+import TPMSupport
 
 /// A TPM's word about a device key, carried in the header of a token made with a TPM-held key (member `tpm`): the
-/// endorsement certificate, an attestation key (AK), and the AK's `TPM2_Certify` of the device key over the token's
-/// `jti`. Byte strings are as the TPM marshals them (TPM 2.0 Part 2).
+/// endorsement certificate, an attestation key (AK), and the AK's `TPM2_Certify` of the device key, over the key
+/// itself (`keyBinding(of:)`: made once, kept beside the identity, carried by every token the key signs) or, as
+/// earlier versions made it, over the token's `jti`. Byte strings are as the TPM marshals them (TPM 2.0 Part 2).
 ///
 /// On its own it proves nothing a client could not forge: any program can make a key and call it an AK. It
 /// becomes evidence once a verifier has seen the AK activate a credential sealed to the certified endorsement key
@@ -30,6 +34,39 @@ public struct TPMAttestation: Sendable, Hashable {
 }
 
 extension TPMAttestation {
+    /// What the attestation of a key certifies it over (`TPM2_Certify`'s qualifying data): SHA-256 of a fixed label
+    /// and the key's external representation. The certification then stands for the key, not for one token: a
+    /// `fixedTPM` key cannot leave its TPM, and every token is still signed by the key when it is made.
+    package static func keyBinding(of key: DevicePublicKey) -> Data {
+        Data(Digest.sha256(Array("swift-deviceid/tpm-key-attestation/v1".utf8) + [0] + Array(key.externalRepresentation)))
+    }
+
+    /// Whether this is the attestation of `key` made over the key itself (``keyBinding(of:)``), as a kept one must be:
+    /// its parts read as TPM structures, the certified key is `key`, and the certification names it.
+    func isKept(for key: DevicePublicKey) -> Bool {
+        guard let certified = try? TPMPublicArea(certifiedKey), let info = try? TPMCertifyInfo(certifyInfo) else { return false }
+        return TPMAttestationVerifier.key(certified.key, isTheKeyOf: key) && info.certifiedName == certified.name
+            && info.extraData == Self.keyBinding(of: key)
+    }
+
+    /// The attestation the TPM made (`TPMAttestor.attest(wrappedKey:nonce:)`).
+    package init(_ evidence: TPMKeyEvidence) {
+        self.init(
+            endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
+            certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature)
+    }
+
+    /// The attestation as it is kept beside the identity: its token member, as JSON.
+    var kept: Data {
+        get throws { try JSONEncoder().encode(member) }
+    }
+
+    /// An attestation read back from ``kept``; `nil` when the bytes are not one.
+    init?(kept: Data) {
+        guard let member = try? JSONDecoder().decode(Member.self, from: kept) else { return nil }
+        self.init(member)
+    }
+
     /// The token header's `tpm` member: each part base64url.
     struct Member: Codable, Equatable {
         let ek: String, ak: String, key: String, info: String, sig: String

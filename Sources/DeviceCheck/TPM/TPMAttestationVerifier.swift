@@ -7,8 +7,9 @@ import OpenSSLSupport
 ///
 /// 1. ``verify(_:)``: the endorsement certificate chains to a trusted maker and fits the TCG's EK profile (an RSA
 ///    end-entity key of 2048 bits or more, for key encipherment); the attestation key (AK) is a restricted
-///    signing key fixed to its TPM; it certified the token's own key, over the token's `jti`; that key was made in
-///    the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`).
+///    signing key fixed to its TPM; it certified the token's own key, over that key (`keyBinding(of:)`,
+///    made once per key) or over the token's `jti` (as earlier versions made it, once per token); that key was made
+///    in the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`).
 /// 2. ``challenge(for:)`` and ``CredentialChallenge/check(_:)``: credential activation. A secret sealed to the
 ///    certified endorsement key, for the AK's name, that only that TPM can release, and only while it holds the AK.
 ///    Until the device has returned it, nothing ties the AK to the endorsement certificate: step 1 alone proves nothing.
@@ -57,8 +58,10 @@ public struct TPMAttestationVerifier: Sendable {
         guard certified.attributes.isSuperset(of: [.boundToTPM, .sign]) else { throw TPMAttestationError.notBoundToTPM }
         let info = try TPMCertifyInfo(attestation.certifyInfo)
         guard info.certifiedName == certified.name else { throw TPMAttestationError.mismatch("the AK certified another key") }
-        guard let tokenID = Data(base64URL: token.tokenID), info.extraData == tokenID else {
-            throw TPMAttestationError.mismatch("the certification was made for another token")
+        // Over the key (kept, one per key), or over this token's jti (one per token): either way the token is signed
+        // by the certified key, which cannot leave its TPM.
+        guard info.extraData == TPMAttestation.keyBinding(of: token.publicKey) || info.extraData == Data(base64URL: token.tokenID) else {
+            throw TPMAttestationError.mismatch("the certification was made for another key or token")
         }
         let signature = try TPMSignature(attestation.signature)
         guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: attestation.certifyInfo) else {
@@ -90,7 +93,7 @@ public struct TPMAttestationVerifier: Sendable {
     }
 
     /// Whether `key` (a TPM public area) is `publicKey`: the same P-256 point, or the same RSA modulus and exponent.
-    private static func key(_ key: TPMPublicArea.Key, isTheKeyOf publicKey: DevicePublicKey) -> Bool {
+    static func key(_ key: TPMPublicArea.Key, isTheKeyOf publicKey: DevicePublicKey) -> Bool {
         switch (key, publicKey.keyType) {
         case (.p256(let point, _), .p256):
             return point == publicKey.externalRepresentation
