@@ -36,19 +36,20 @@ public struct DeviceCheckDevice: Sendable {
     /// identities, and, once the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:)``),
     /// keep its bits by the TPM rather than by the key.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
+        // A TPM-held key's kept attestation is read while the identity is.
+        let (identifier, prefetching) = (identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm)
+        async let prefetched = prefetching ? identifier.keptAttestation() : nil
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
         let issued = Int(Date().timeIntervalSince1970)
-        let tokenID: [UInt8]
-        do {
-            tokenID = try SecureRandom.bytes(16)
-        } catch {
-            throw DeviceIdentifierError.cryptoFailure(error.description)
-        }
+        // 128 bits from getrandom(2): the token's id, no key, so no need to set up OpenSSL's generator for it.
+        var random = SystemRandomNumberGenerator()
+        let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            switch try await self.attestation(of: key) {
+            let kept: Data?? = prefetching ? .some(await prefetched) : .none
+            switch try await self.attestation(of: key, kept: kept) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -95,11 +96,13 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity when it
-    /// is of this key, else one made now over the key itself and kept, so that later tokens cost one signature.
-    private func attestation(of key: DevicePublicKey) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (`kept`,
+    /// when it was read already) when it is of this key, else one made now over the key itself and kept, so that later
+    /// tokens cost one signature.
+    private func attestation(of key: DevicePublicKey, kept: Data??) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
-        if let kept = await identifier.keptAttestation().flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+        let kept = if let kept { kept } else { await identifier.keptAttestation() }
+        if let kept = kept.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
             return .success(kept)
         }
         do {

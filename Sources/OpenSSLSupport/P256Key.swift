@@ -161,18 +161,21 @@ package final class P256Key: @unchecked Sendable {
 
     /// ECDSA with SHA-256 over `data`: the DER `ECDSA-Sig-Value`, or with `raw` the 64 bytes `r‖s` JWS uses.
     package func sign(_ data: Data, raw: Bool) throws(OpenSSLFailure) -> Data {
-        try onTPM { () throws(OpenSSLFailure) -> Data in
-            guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure.current("EVP_MD_CTX_new") }
-            defer { EVP_MD_CTX_free(context) }
-            try check(EVP_DigestSignInit_ex(context, nil, "SHA256", tpm?.context, nil, key, nil), "EVP_DigestSignInit_ex")
-            let message = [UInt8](data)
-            var length = 0
-            try check(EVP_DigestSign(context, nil, &length, message, message.count), "EVP_DigestSign")
-            var signature = [UInt8](repeating: 0, count: length)
-            try check(EVP_DigestSign(context, &signature, &length, message, message.count), "EVP_DigestSign")
-            let der = Array(signature.prefix(length))
+        // A TPM-held key signs the digest, made here: the provider would hash the message in the TPM, 1 KiB a command.
+        if let tpm {
+            let der = try tpm.signDigest(Digest.sha256(data), with: key)
             return raw ? try Self.rawSignature(fromDER: der) : Data(der)
         }
+        guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure.current("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        try check(EVP_DigestSignInit_ex(context, nil, "SHA256", nil, nil, key, nil), "EVP_DigestSignInit_ex")
+        let message = [UInt8](data)
+        var length = 0
+        try check(EVP_DigestSign(context, nil, &length, message, message.count), "EVP_DigestSign")
+        var signature = [UInt8](repeating: 0, count: length)
+        try check(EVP_DigestSign(context, &signature, &length, message, message.count), "EVP_DigestSign")
+        let der = Array(signature.prefix(length))
+        return raw ? try Self.rawSignature(fromDER: der) : Data(der)
     }
 
     /// The ECDH shared secret with `peer`'s public key: the 32-byte x-coordinate (computed by the TPM for a key held

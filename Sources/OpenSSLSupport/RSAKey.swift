@@ -102,7 +102,13 @@ package final class RSAKey: @unchecked Sendable {
 
     /// Signs `data` with SHA-256 and `padding` (in the TPM, for a key held there).
     package func sign(_ data: Data, padding: Padding) throws(OpenSSLFailure) -> Data {
-        try TPM.using(tpm) { () throws(OpenSSLFailure) in try signHere(data, padding: padding) }
+        // A TPM-held key signs the digest, made here: the provider would hash the message in the TPM, 1 KiB a command.
+        if let tpm {
+            return Data(try tpm.signDigest(Digest.sha256(data), with: key) { context throws(OpenSSLFailure) in
+                if padding == .pss { try Self.usePSS(context) }
+            })
+        }
+        return try signHere(data, padding: padding)
     }
 
     private func signHere(_ data: Data, padding: Padding) throws(OpenSSLFailure) -> Data {
@@ -138,13 +144,16 @@ package final class RSAKey: @unchecked Sendable {
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
         try check(signing
-            ? EVP_DigestSignInit_ex(context, &keyContext, "SHA256", tpm?.context, nil, key, nil)
+            ? EVP_DigestSignInit_ex(context, &keyContext, "SHA256", nil, nil, key, nil)
             : EVP_DigestVerifyInit_ex(context, &keyContext, "SHA256", nil, nil, key, nil), signing ? "EVP_DigestSignInit_ex" : "EVP_DigestVerifyInit_ex")
-        if padding == .pss {
-            try check(EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING), "EVP_PKEY_CTX_set_rsa_padding")
-            try check(EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, RSA_PSS_SALTLEN_DIGEST), "EVP_PKEY_CTX_set_rsa_pss_saltlen")
-        }
+        if padding == .pss { try Self.usePSS(keyContext) }
         return try body(context)
+    }
+
+    /// Sets `context` to PSS, its salt as long as the digest.
+    private static func usePSS(_ context: OpaquePointer?) throws(OpenSSLFailure) {
+        try check(EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING), "EVP_PKEY_CTX_set_rsa_padding")
+        try check(EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST), "EVP_PKEY_CTX_set_rsa_pss_saltlen")
     }
 
     private func encode(with encoder: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(OpenSSLFailure) -> Data {

@@ -66,6 +66,27 @@ package final class TPM: @unchecked Sendable {   // the library context is used,
         }
     }
 
+    /// `key`'s signature (DER for ECDSA) of the SHA-256 `digest`, made by this TPM in one `TPM2_Sign`; `configure`
+    /// sets the context further (RSA's padding).
+    func signDigest(
+        _ digest: [UInt8], with key: OpaquePointer, configure: (OpaquePointer) throws(OpenSSLFailure) -> Void = { _ in }
+    ) throws(OpenSSLFailure) -> [UInt8] {
+        try serialized { () throws(OpenSSLFailure) -> [UInt8] in
+            guard let context = EVP_PKEY_CTX_new_from_pkey(self.context, key, nil) else {
+                throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey(tpm2)")
+            }
+            defer { EVP_PKEY_CTX_free(context) }
+            try check(EVP_PKEY_sign_init(context), "EVP_PKEY_sign_init")
+            try configure(context)
+            try check(EVP_PKEY_CTX_set_signature_md(context, EVP_sha256()), "EVP_PKEY_CTX_set_signature_md")
+            var length = 0
+            try check(EVP_PKEY_sign(context, nil, &length, digest, digest.count), "EVP_PKEY_sign")
+            var signature = [UInt8](repeating: 0, count: length)
+            try check(EVP_PKEY_sign(context, &signature, &length, digest, digest.count), "EVP_PKEY_sign")
+            return Array(signature.prefix(length))
+        }
+    }
+
     /// `key`'s private half as this TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by this TPM.
     func wrappedKey(_ key: OpaquePointer) throws(OpenSSLFailure) -> Data {
         try serialized { () throws(OpenSSLFailure) -> Data in

@@ -38,6 +38,11 @@ struct TPMTests {
                 #expect(throws: OpenSSLFailure.self) { try blob.withUnsafeBytes { try P256Key(privateKeyX963: $0) } }
                 #expect(publicKey.isValidSignature(try await identifier.sign(message), for: message, algorithm: .es256))
                 #expect(publicKey.isValidSignature(try await identifier.sign(message, encoding: .der), for: message, algorithm: .es256))
+                // The digest is made outside the TPM, so a long message (the provider would feed it to the TPM 1 KiB a
+                // command) is signed in one TPM command, and still verifies.
+                let long = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+                #expect(publicKey.isValidSignature(try await identifier.sign(long), for: long, algorithm: .es256))
+                #expect(!publicKey.isValidSignature(try await identifier.sign(long), for: long.dropLast(), algorithm: .es256))
 
                 // Power cut: the key the identifier loaded is gone from the TPM; the next signature loads it again.
                 try await tpm.restart()
@@ -64,8 +69,10 @@ struct TPMTests {
                 #expect(try await stored(group, in: keyring)?.privateKey.map { key in
                     key.withUnsafeBytes { (try? RSAKey(privateKeyPKCS1: $0)) == nil }
                 } == true)
+                let long = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
                 for algorithm in [SignatureAlgorithm.rs256, .ps256] {
                     #expect(publicKey.isValidSignature(try await identifier.sign(message, algorithm: algorithm), for: message, algorithm: algorithm))
+                    #expect(publicKey.isValidSignature(try await identifier.sign(long, algorithm: algorithm), for: long, algorithm: algorithm))
                 }
                 rsa.keySize = 4096
                 #expect(throws: DeviceIdentifierError.self) { try DefaultDeviceIdentifier(configuration: rsa, keyring: keyring.client()) }
