@@ -45,14 +45,8 @@ func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
     var cachedGets: [(Caller, Double)] = []
     for caller in Caller.allCases { cachedGets.append((caller, try await caller.cachedGet(cacheable, calls: 100_000))) }
 
-    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(attributes.keys))
-    defer { secret_schema_unref(schema) }
-    let writeTable = stringTable(["service": group, "account": "written"])
     let writes = max(iterations / 5, 20)
-    let libsecretStore = try await Samples(writes) {
-        _ = secret_password_storev_sync(schema, writeTable, nil, "Benchmark write", "a written value", nil, &error)
-        try check(error, "secret_password_storev_sync")
-    }.median
+    let libsecretStore = try await libsecretStores(writes, service: group) { _ in "written" }
     let ourStore = try await Samples(writes) {
         try await client.store(KeyringSecret(utf8: "a written value"), label: "Benchmark write", attributes: ["service": group, "account": "written"])
     }.median
@@ -96,23 +90,20 @@ func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
                    peerName: "one reader", peer: Double(reads) / (alone / 1e6), unit: "/s", target: .atLeast(1.5)))
 }
 
-/// One libsecret store of a new item (`secret_password_storev_sync`), the median of `iterations`: what writing an item
-/// costs the provider.
-func libsecretCreate(iterations: Int) async throws -> Double {
+/// The median of `iterations` libsecret stores (`secret_password_storev_sync`) in `service`, the `n`th under
+/// `account(n)`: one account throughout replaces an item, a new one each time creates one.
+func libsecretStores(_ iterations: Int, service: String, account: (Int) -> String) async throws -> Double {
     var error: UnsafeMutablePointer<GError>?
-    let attributes = ["service": "bench.create", "account": ""]
-    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(attributes.keys))
+    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(["service", "account"]))
     defer { secret_schema_unref(schema) }
     var index = 0
-    let median = try await Samples(iterations) {
+    return try await Samples(iterations) {
         index += 1
-        let table = stringTable(["service": "bench.create", "account": "item \(index)"])
+        let table = stringTable(["service": service, "account": account(index)])
         defer { g_hash_table_unref(table) }
-        _ = secret_password_storev_sync(schema, table, nil, "Benchmark create", "a new value", nil, &error)
+        _ = secret_password_storev_sync(schema, table, nil, "Benchmark write", "a written value", nil, &error)
         try check(error, "secret_password_storev_sync")
     }.median
-    try await KeyringClient().deleteAll(matching: ["service": "bench.create"])
-    return median
 }
 
 /// What the floor of each read is called in the table.

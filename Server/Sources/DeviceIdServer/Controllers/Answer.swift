@@ -11,9 +11,14 @@ enum Answer {
 
     /// `value` as JSON, its members in a fixed order (sorted), `200 OK`.
     static func json(_ value: some Encodable) throws -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
+    }
+
+    /// One encoder for every answer, made once: a query answered is on the server's hot path.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
-    }
+        return encoder
+    }()
 }

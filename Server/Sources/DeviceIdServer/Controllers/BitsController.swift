@@ -49,9 +49,14 @@ struct BitsController: Sendable {
 
     /// `date`'s month, `yyyy-MM` in UTC.
     private static func month(of date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .gmt
-        let month = calendar.dateComponents([.year, .month], from: date)
+        let month = utc.dateComponents([.year, .month], from: date)
         return String(format: "%04d-%02d", month.year ?? 0, month.month ?? 0)
     }
+
+    /// The Gregorian calendar in UTC, made once.
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        return calendar
+    }()
 }
