@@ -8,15 +8,6 @@ enum SecretKeyCipher {
     static let nonceSize = AES256GCM.nonceSize
     static let tagSize = AES256GCM.tagSize
 
-    /// Encrypts `plaintext`, authenticating `aad` too; returns ciphertext followed by the tag.
-    static func seal(_ plaintext: some ContiguousBytes, key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        try plaintext.withUnsafeBytes { input in
-            var output = [UInt8](repeating: 0, count: input.count + tagSize)
-            try output.withUnsafeMutableBytes { try seal(input, key: key, nonce: nonce, aad: aad, into: $0) }
-            return output
-        }
-    }
-
     /// Encrypts `input` into `output` (exactly `input.count + tagSize` bytes): ciphertext, then the tag.
     static func seal(
         _ input: UnsafeRawBufferPointer, key: KeyringSecret, nonce: [UInt8], aad: [UInt8], into output: UnsafeMutableRawBufferPointer
@@ -28,17 +19,6 @@ enum SecretKeyCipher {
             } catch {
                 throw SecureStorageError.cryptoFailure(String(describing: error))
             }
-        }
-    }
-
-    /// Decrypts ciphertext-followed-by-tag, or throws ``SecureStorageError/authenticationFailed``.
-    /// The caller owns (and should wipe) the plaintext.
-    static func open(_ sealed: some ContiguousBytes, key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        try sealed.withUnsafeBytes { input in
-            guard input.count >= tagSize else { throw SecureStorageError.authenticationFailed }
-            var output = [UInt8](repeating: 0, count: input.count - tagSize)
-            try output.withUnsafeMutableBytes { try open(input, key: key, nonce: nonce, aad: aad, into: $0) }
-            return output
         }
     }
 

@@ -20,6 +20,24 @@ struct NISTVectors: Decodable {
     }
 }
 
+/// The vectors' whole-array form of the cipher's in-place calls (the library seals and opens inside its envelopes).
+private extension SecretKeyCipher {
+    /// Ciphertext followed by the tag.
+    static func seal(_ plaintext: [UInt8], key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: plaintext.count + tagSize)
+        try plaintext.withUnsafeBytes { input in try output.withUnsafeMutableBytes { try seal(input, key: key, nonce: nonce, aad: aad, into: $0) } }
+        return output
+    }
+
+    /// The plaintext of ciphertext followed by the tag.
+    static func open(_ sealed: [UInt8], key: KeyringSecret, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+        guard sealed.count >= tagSize else { throw SecureStorageError.authenticationFailed }
+        var output = [UInt8](repeating: 0, count: sealed.count - tagSize)
+        try sealed.withUnsafeBytes { input in try output.withUnsafeMutableBytes { try open(input, key: key, nonce: nonce, aad: aad, into: $0) } }
+        return output
+    }
+}
+
 @Suite("AES-256-GCM known answers (NIST CAVP)")
 struct AESGCMVectorTests {
     @Test("Encryption gives the published ciphertext and tag")
