@@ -55,7 +55,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor ?? NoEncryptor(),
             label: "Device identity key (\(configuration.accessGroup))", keyring: keyring)
         let attestations = KeychainStorage<Data>(
-            account: Self.attestationAccount, accessGroup: configuration.accessGroup,
+            account: Self.attestationAccount, accessGroup: configuration.accessGroup, cacheable: true,
             label: "TPM attestation of the device key (\(configuration.accessGroup))", keyring: keyring)
         self.init(
             validated: configuration, storage: storage, encryptor: encryptor,

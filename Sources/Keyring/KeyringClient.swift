@@ -47,7 +47,7 @@ public struct KeyringClient: Sendable {
     /// with its deadline: ``timeout`` from now.
     var backend: any KeyringBackend {
         let service = service(until: callDeadline)
-        return file.map { KeyringFileBackend(file: $0, schema: schema, deadline: service.deadline, host: service) } ?? service
+        return file.map { KeyringFileBackend(file: $0, host: service) } ?? service
     }
 
     /// The deadline of a call starting now: ``timeout`` from now, or the outer deadline when that comes first.
@@ -58,6 +58,13 @@ public struct KeyringClient: Sendable {
     package func bounded(by deadline: Deadline) -> KeyringClient {
         var client = self
         client.outerDeadline = deadline
+        return client
+    }
+
+    /// This client with `unlockPolicy`, everything else (an outer deadline included) the same.
+    package func with(unlockPolicy: UnlockPolicy) -> KeyringClient {
+        var client = KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
+        client.outerDeadline = outerDeadline
         return client
     }
 

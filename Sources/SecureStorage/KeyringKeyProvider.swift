@@ -58,8 +58,7 @@ public final class KeyringKeyProvider: KeyProvider {
     /// decryption started meanwhile waits for this read instead of sending its own.
     package func prefetch() async {
         guard cached.withLock({ $0 }) == nil else { return }
-        let quiet = KeyringClient(
-            schema: keyring.schema, bus: keyring.bus, unlockPolicy: .nonInteractive, timeout: keyring.timeout, transport: keyring.transport)
+        let quiet = keyring.with(unlockPolicy: .nonInteractive)
         let attributes = item.attributes
         let read = prefetching.withLock { current in
             if let shared = current {

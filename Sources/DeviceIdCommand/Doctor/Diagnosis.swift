@@ -202,7 +202,8 @@ extension Diagnosis {
                 problems.append(Problem(CommandFailure(KeyringError.noDefaultCollection(alias: KeyringCollection.default.alias))))
             }
         }
-        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(message: problem, exitCode: ExitStatus.unavailable.rawValue)) }
+        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(
+            message: problem, exitCode: CommandFailure.status(for: DeviceIdentifierError.tpmUnavailable(problem)).rawValue)) }
         return problems
     }
 

@@ -16,13 +16,8 @@ typealias MethodReply = Result<OpaquePointer, any Error>
 
 extension SecretServiceSession {
     /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
-    /// within the call's time and cancellable. Returns the replies in order (unref each); throws the first
-    /// failure once every reply is in.
-    func callAll(_ calls: [MethodCall], _ call: KeyringCall) throws -> [OpaquePointer] {
-        try Pipeline.replies(callEach(calls, call))
-    }
-
-    /// Like ``callAll(_:_:)``, with each call's own outcome (release them with ``Pipeline/release(_:)``).
+    /// within the call's time and cancellable. Returns each call's own outcome, in order (release them with
+    /// ``Pipeline/release(_:)``).
     func callEach(_ calls: [MethodCall], _ call: KeyringCall) -> [MethodReply] {
         Pipeline.send(calls, on: connection, to: owner, call)
     }

@@ -3,10 +3,12 @@
 /// portal again), unlocking does nothing.
 struct KeyringFileBackend: KeyringBackend {
     let file: KeyringFile
-    let schema: KeyringSchema
-    let deadline: Deadline
     /// The Secret Service on the session bus, asked before an item is created whether the app's items are still there.
     let host: SecretServiceBackend
+
+    /// The call's deadline: the host's, made for the same call.
+    var deadline: Deadline { host.deadline }
+    private var schema: KeyringSchema { host.schema }
 
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String

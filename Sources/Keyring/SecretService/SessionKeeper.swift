@@ -36,7 +36,7 @@ final class SessionKeeper: Sendable {
     let bus: BusAddress
     private let transport: SecretTransport
     private let current = Locked<SecretServiceSession?>(nil)
-    /// Orders this process's changes to items on this bus (see `KeyringClient.performWrite`).
+    /// Orders this process's changes to items on this bus (see `SecretServiceBackend.performWrite`).
     let writes = AsyncLock()
     /// Orders the first opening: calls that start together (an identity's read and its key's prefetch) share one
     /// connection and one session instead of each opening its own.

@@ -19,11 +19,8 @@ public final class TPMTrust: Sendable {
 
     /// Trust as `verifier` says, with `pseudonymSecret` (at least ``minimumSecretSize`` bytes).
     public init(verifier: TPMAttestationVerifier, pseudonymSecret: [UInt8]) throws {
-        guard (Self.minimumSecretSize...Self.maximumSecretSize).contains(pseudonymSecret.count) else {
-            throw TPMTrustError.secretSize(pseudonymSecret.count)
-        }
         self.verifier = verifier
-        secret = NIOLockedValueBox(pseudonymSecret)
+        secret = NIOLockedValueBox(try Self.checked(pseudonymSecret))
     }
 
     /// Trust as `verifier` says, with the secret in the file at `secretFile` (its bytes, exactly) when given, else the
@@ -49,6 +46,12 @@ public final class TPMTrust: Sendable {
         secret = NIOLockedValueBox(nil)
     }
 
+    /// `secret`, if its size is one taken: ``minimumSecretSize`` to 4,096 bytes.
+    private static func checked(_ secret: [UInt8]) throws(TPMTrustError) -> [UInt8] {
+        guard (minimumSecretSize...maximumSecretSize).contains(secret.count) else { throw .secretSize(secret.count) }
+        return secret
+    }
+
     /// Reads the secret from `store` (proposing one made at random) unless it was given or read before.
     package func load(from store: any BitStore) async throws {
         _ = try await secret(from: store)
@@ -64,8 +67,7 @@ public final class TPMTrust: Sendable {
         var generator = SystemRandomNumberGenerator()   // getrandom(2)
         let proposed = (0..<Self.minimumSecretSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         // Every server sharing the store gets the one stored first: asking twice is harmless.
-        let kept = try await store.secret(named: Self.secretName, proposing: proposed)
-        guard (Self.minimumSecretSize...Self.maximumSecretSize).contains(kept.count) else { throw TPMTrustError.secretSize(kept.count) }
+        let kept = try Self.checked(try await store.secret(named: Self.secretName, proposing: proposed))
         secret.withLockedValue { $0 = kept }
         return kept
     }
