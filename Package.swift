@@ -54,7 +54,7 @@ let package = Package(
         // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
         .target(name: "Threading"),
         // Layer 1: the Secret Service, told truthfully.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading"]),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.

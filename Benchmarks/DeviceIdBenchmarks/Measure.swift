@@ -5,6 +5,8 @@ struct Samples {
     let microseconds: [Double]
 
     var median: Double { microseconds[microseconds.count / 2] }
+    var maximum: Double { microseconds[microseconds.count - 1] }
+    var count: Int { microseconds.count }
 
     /// Samples measured elsewhere.
     init(sorted samples: [Double]) { microseconds = samples.sorted() }

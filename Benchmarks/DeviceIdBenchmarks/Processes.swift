@@ -9,8 +9,8 @@ struct ChildRun {
 
 /// Spawns `path` with `arguments` (standard input from and output to /dev/null) under GNU time, which reports the peak
 /// resident memory of the command alone (a child spawned straight from this large process would inherit
-/// this process's high-water mark across exec).
-func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
+/// this process's high-water mark across exec); in this process's environment, or in `environment`.
+func runChild(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ChildRun {
     let report = FileManager.default.temporaryDirectory.appendingPathComponent("bench-time-\(getpid())").path
     let command = ["/usr/bin/time", "-f", "%M", "-o", report, path] + arguments
     var actions = posix_spawn_file_actions_t()
@@ -19,11 +19,12 @@ func runChild(_ path: String, _ arguments: [String]) throws -> ChildRun {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     let argv = command.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
     var pid: pid_t = 0
     let clock = ContinuousClock()
     let start = clock.now
-    guard posix_spawn(&pid, command[0], &actions, nil, argv, environ) == 0 else { throw CocoaError(.executableLoad) }
+    guard posix_spawn(&pid, command[0], &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     let elapsed = clock.now - start

@@ -6,6 +6,7 @@ func measureEverything(iterations: Int) async throws -> Report {
     try await benchmarkKeyring(&report, iterations: iterations)
     try await benchmarkProcesses(&report, iterations: max(iterations / 10, 20))
     try await benchmarkFirstRun(&report, iterations: max(iterations / 10, 20))
+    try await benchmarkSandbox(&report, iterations: max(iterations / 2, 200))
     try await benchmarkAESGCM(&report, iterations: iterations * 20)
     try await benchmarkStrictJSON(&report, iterations: iterations * 20)
     try await benchmarkTPM(&report, iterations: iterations)

@@ -106,7 +106,7 @@ struct CommandFailure: Error {
         case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: .tryAgain
         case .invalidItemData, .keyringFileUnusable, .notMoved: .dataError
         case .invalidAttributes: .usage
-        case .lockUnavailable: .lockDirectory
+        case .lockUnavailable, .keyringFileInaccessible: .lockDirectory
         case .other: .software
         }
     }

@@ -37,7 +37,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .software:
             "internal error, an OpenSSL failure included"
         case .lockDirectory:
-            "the creation lock's directory is not private to you (owner, mode or a symbolic link)"
+            "the creation lock's directory is not private to you (owner, mode or a symbolic link); or, in a sandbox, the "
+                + "app's keyring file or its folder cannot be reached: read-only, not yours, not a folder, or the disk is full"
         case .unreadableInput:
             "an input cannot be read: standard input, a legacy identifier file"
         case .tryAgain:

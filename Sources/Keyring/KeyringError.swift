@@ -29,8 +29,12 @@ public enum KeyringError: Error, Sendable, Hashable {
     /// Inside a sandbox (Flatpak, Snap), the Secret portal did not give this app the key to its keyring file: no
     /// portal runs, it has no Secret backend, it refused, or it did not answer in time (the detail says which).
     case portalUnavailable(String)
-    /// The app's keyring file (inside a sandbox) cannot be read or written; it is left as it is.
+    /// The app's keyring file (inside a sandbox) holds what cannot be read: it is damaged, or holds items written under
+    /// another key; it is left as it is.
     case keyringFileUnusable(path: String, detail: String)
+    /// The app's keyring file (inside a sandbox), or the folder holding it, cannot be reached: the folder is read-only,
+    /// not this user's, not a folder, or the disk is full (the detail says which, and what to do). Nothing was changed.
+    case keyringFileInaccessible(path: String, detail: String)
     /// Inside a sandbox, the host's Secret Service still holds items this app kept there before it used its keyring
     /// file (the detail says which); nothing was created. Move them once with
     /// ``KeyringClient/moveToKeyringFile(matching:)``.
@@ -82,6 +86,8 @@ extension KeyringError: CustomStringConvertible {
         case .keyringFileUnusable(let path, let detail):
             "the keyring file \(path) cannot be used: \(detail); it is left as it is — keep it while the keyring that wrote it "
                 + "may come back, since moving it aside loses its items"
+        case .keyringFileInaccessible(let path, let detail):
+            "the keyring file \(path) cannot be reached: \(detail); nothing in it was changed"
         case .notMoved(let detail):
             "\(detail), while this sandboxed app keeps its items in its keyring file; nothing was created: move them into the "
                 + "file once with KeyringClient.moveToKeyringFile(matching:), which keeps the host's copies until the file holds them"

@@ -130,6 +130,49 @@ struct KeyringFileTests {
         ])
     }
 
+    @Test("After every write, no backup beside the file holds what the write replaced or deleted")
+    func noBackupLeft() async throws {
+        let file = try TestKeyringFile()
+        let backupExists = "sh test -e '\(file.path)~'"
+        let answers = try await file.probe([
+            // libsecret's own writes (secret-tool's) keep the file as it was before each, beside it.
+            "sh echo -n one | secret-tool store --label=b service probe account b",
+            "sh echo -n two | secret-tool store --label=c service probe account c",
+            backupExists,
+            "store mine", backupExists,
+            "delete-all", backupExists,
+        ])
+        #expect(answers == ["exit 0", "exit 0", "exit 0", "stored", "exit 1", "3", "exit 1"])
+    }
+
+    @Test("A read-only, foreign or misplaced folder is named as the cause, with what to do, and nothing is changed")
+    func inaccessibleFolder() async throws {
+        let file = try TestKeyringFile()
+        let readOnly = ["--bind", "/", "/", "--ro-bind", file.root.path, file.root.path, deviceidExecutable]
+        func expectCause(_ output: ProcessOutput, _ cause: String) {
+            #expect(output.status == 73, "\(output.errorText)")
+            #expect(output.errorText.contains(cause) && output.errorText.contains("nothing in it was changed"), "\(output.errorText)")
+            #expect(!output.errorText.contains("may come back"), "\(output.errorText)")
+        }
+        // No file yet, in a read-only folder: libsecret cannot make its folder.
+        expectCause(try await file.run("/usr/bin/bwrap", readOnly + ["id"]), "read-only file system")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        let id = try await file.deviceid("id").text
+        let before = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        #expect(try await file.run("/usr/bin/bwrap", readOnly + ["id"]).text == id)
+        expectCause(try await file.run("/usr/bin/bwrap", readOnly + ["delete"]), "read-only file system")
+        // Another user's folder (the test's temporary directory is private to root).
+        expectCause(try await file.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", deviceidExecutable, "id"]),
+                    "may not use")
+        // A file where a folder of the path should be.
+        let misplaced = file.root.appendingPathComponent("keyrings/default.keyring/below/default.keyring").path
+        expectCause(try await file.run("/usr/bin/env", ["SECRET_FILE_TEST_PATH=\(misplaced)", deviceidExecutable, "id"]),
+                    "does not lead to a file in a folder")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == before)
+        #expect(try await file.deviceid("id").text == id)
+    }
+
     @Test("Concurrent first runs make exactly one identity in the file")
     func concurrentCreation() async throws {
         let file = try TestKeyringFile()

@@ -34,14 +34,25 @@ extension PrivateKeyring {
         return SecretPortal(process: process)
     }
 
-    /// Runs `executable` as a Flatpak app would run: in a bubblewrap sandbox with a `/.flatpak-info` naming
-    /// `appID`, the host's `/usr` and `/etc` read-only, a home of the app's own (kept between runs of one app), and a
-    /// session bus that is this keyring's bus seen through `xdg-dbus-proxy`, which lets through only
-    /// `org.freedesktop.portal.*` and the names in `talk` (which the metadata grants as Flatpak's `--talk-name` does).
+    /// Runs `executable` as a Flatpak app would run (see ``withSandbox(appID:talk:_:)``), with `input` on its standard
+    /// input and `extra` added to its environment.
     public func runSandboxed(
         _ executable: String, _ arguments: [String], appID: String = "org.example.App", talk: [String] = [],
         input: Data = Data(), environment extra: [String: String] = [:]
     ) async throws -> ProcessOutput {
+        try await withSandbox(appID: appID, talk: talk) { sandbox in
+            let command = try await sandbox.command(executable, arguments, environment: extra)
+            return try await ChildProcess.run(command[0], Array(command.dropFirst()), environment: [:], input: input)
+        }
+    }
+
+    /// Runs `body` with the sandbox of the Flatpak app `appID`: bubblewrap with a `/.flatpak-info` naming `appID`, the
+    /// host's `/usr` and `/etc` read-only, a home of the app's own (kept between runs of one app), and a session bus that
+    /// is this keyring's bus seen through `xdg-dbus-proxy`, which lets through only `org.freedesktop.portal.*` and the
+    /// names in `talk` (which the metadata grants as Flatpak's `--talk-name` does). The proxy stops when `body` returns.
+    public func withSandbox<Result>(
+        appID: String = "org.example.App", talk: [String] = [], _ body: (SandboxedCommands) async throws -> Result
+    ) async throws -> Result {
         let app = root.appendingPathComponent("apps/\(appID)")
         for directory in ["data", "config", "cache"] {
             try FileManager.default.createDirectory(
@@ -55,7 +66,34 @@ extension PrivateKeyring {
             environment: [:])
         defer { proxy.signal(SIGKILL) }
         try await waitUntil("xdg-dbus-proxy listens") { FileManager.default.fileExists(atPath: socket) }
+        let result = try await body(SandboxedCommands(app: app, appID: appID, metadata: metadata, socket: socket))
+        proxy.signal(SIGKILL)
+        _ = await proxy.terminated()
+        return result
+    }
 
+    /// The keyring file of the sandboxed app `appID`, as libsecret keeps it.
+    public func sandboxKeyringFile(appID: String = "org.example.App") -> URL {
+        root.appendingPathComponent("apps/\(appID)/data/keyrings/default.keyring")
+    }
+
+    private func flatpakInfo(appID: String, talk: [String]) -> String {
+        var info = "[Application]\nname=\(appID)\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Context]\nshared=ipc;\nsockets=wayland;\n"
+        if !talk.isEmpty { info += "\n[Session Bus Policy]\n" + talk.map { "\($0)=talk\n" }.joined() }
+        return info
+    }
+}
+
+/// The command lines that run a program inside one app's sandbox (``PrivateKeyring/withSandbox(appID:talk:_:)``).
+public struct SandboxedCommands: Sendable {
+    fileprivate let app: URL
+    fileprivate let appID: String
+    fileprivate let metadata: URL
+    fileprivate let socket: String
+
+    /// The command line (`bwrap` first) that runs `executable` with `arguments` in the sandbox, with `extra` added to
+    /// the environment it starts with (bubblewrap clears the one it is given).
+    public func command(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> [String] {
         let runtime = "/run/user/\(getuid())"
         var inside = [
             "PATH": "/usr/bin:/bin", "HOME": app.path, "XDG_DATA_HOME": app.appendingPathComponent("data").path,
@@ -63,8 +101,9 @@ extension PrivateKeyring {
             "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/flatpak/bus", "FLATPAK_ID": appID,
         ]
         inside.merge(extra) { $1 }
-        inside.merge(ChildProcess.sanitizerSettings) { $1 }   // bwrap clears the environment it was given
+        inside.merge(ChildProcess.sanitizerSettings) { $1 }
         var sandbox = [
+            "/usr/bin/bwrap",
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", runtime,
@@ -78,21 +117,7 @@ extension PrivateKeyring {
             sandbox += ["--ro-bind", directory, directory]
         }
         for (name, value) in inside.sorted(by: { $0.key < $1.key }) { sandbox += ["--setenv", name, value] }
-        let output = try await ChildProcess.run("bwrap", sandbox + [executable] + arguments, environment: [:], input: input)
-        proxy.signal(SIGKILL)
-        _ = await proxy.terminated()
-        return output
-    }
-
-    /// The keyring file of the sandboxed app `appID`, as libsecret keeps it.
-    public func sandboxKeyringFile(appID: String = "org.example.App") -> URL {
-        root.appendingPathComponent("apps/\(appID)/data/keyrings/default.keyring")
-    }
-
-    private func flatpakInfo(appID: String, talk: [String]) -> String {
-        var info = "[Application]\nname=\(appID)\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Context]\nshared=ipc;\nsockets=wayland;\n"
-        if !talk.isEmpty { info += "\n[Session Bus Policy]\n" + talk.map { "\($0)=talk\n" }.joined() }
-        return info
+        return sandbox + [executable] + arguments
     }
 
     /// The directories of the suppression lists the sanitizers' settings name (`suppressions=PATH`).

@@ -73,12 +73,12 @@ struct GLibFailure: Error {
 }
 
 extension GLibFailure {
-    /// What opening the keyring file and its directory can fail with; every other failure while opening it is the
-    /// bus's or the portal's.
-    private static let fileAccessErrors = [
-        G_IO_ERROR_PERMISSION_DENIED, G_IO_ERROR_IS_DIRECTORY, G_IO_ERROR_NOT_DIRECTORY, G_IO_ERROR_NOT_REGULAR_FILE,
-        G_IO_ERROR_NO_SPACE, G_IO_ERROR_READ_ONLY, G_IO_ERROR_FILENAME_TOO_LONG, G_IO_ERROR_INVALID_FILENAME,
-        G_IO_ERROR_TOO_MANY_LINKS,
+    /// What reaching the keyring file and its folder can fail with, as GIO says it; every other failure while opening
+    /// the file is the bus's or the portal's.
+    private static let fileAccessErrors: [(GIOErrorEnum, KeyringFileAccess)] = [
+        (G_IO_ERROR_READ_ONLY, .readOnly), (G_IO_ERROR_PERMISSION_DENIED, .notPermitted), (G_IO_ERROR_NO_SPACE, .noSpace),
+        (G_IO_ERROR_IS_DIRECTORY, .wrongPath), (G_IO_ERROR_NOT_DIRECTORY, .wrongPath), (G_IO_ERROR_NOT_REGULAR_FILE, .wrongPath),
+        (G_IO_ERROR_FILENAME_TOO_LONG, .wrongPath), (G_IO_ERROR_INVALID_FILENAME, .wrongPath), (G_IO_ERROR_TOO_MANY_LINKS, .wrongPath),
     ]
 
     /// The Swift error for a failure on the keyring file at `path`. While it is opened, anything but the file
@@ -88,13 +88,13 @@ extension GLibFailure {
         if ourCancellation && !(opening && call.hasExpired) { return call.cancellationError }
         let unreadable = { (detail: String) in KeyringError.keyringFileUnusable(path: path, detail: detail) }
         if isSecret(SECRET_ERROR_INVALID_FILE_FORMAT) { return unreadable("it is not a keyring file libsecret can read: \(message)") }
+        if let access = Self.fileAccessErrors.first(where: { isIO($0.0) })?.1 { return access.error(path: path, cause: message) }
         if opening {
             if ourCancellation { return .portalUnavailable("it did not hand over the app's key within \(call.timeout)") }
             if isCancelled { return .portalUnavailable("the request for the app's key was cancelled by the user or the portal") }
             if isIO(G_IO_ERROR_INVALID_ARGUMENT) {
                 return .portalUnavailable("\(message): libsecret asks the portal only inside a Flatpak or Snap sandbox")
             }
-            if Self.fileAccessErrors.contains(where: isIO) { return unreadable(message) }
             return .portalUnavailable(message)
         }
         if isSecret(SECRET_ERROR_PROTOCOL) {

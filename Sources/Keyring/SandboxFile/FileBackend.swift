@@ -1,5 +1,6 @@
 import CLibSecret
 import Glibc
+import Logging
 
 /// An instance of libsecret's own file backend that this library made — never libsecret's process-wide one,
 /// which loads the file once and never looks at it again — and the state of the file it holds.
@@ -40,15 +41,25 @@ final class FileBackend: @unchecked Sendable {
     /// Starts an instance of `type`, again (a few times at most) when the Secret portal's answer went missing
     /// (see ``PortalResponseWatch``). The start is abandoned, never cancelled (see ``GLibCallCancellation``).
     private static func start(_ type: GType, _ call: KeyringCall) throws -> UnsafeMutablePointer<GObject> {
+        let started = ContinuousClock.now
         for attempt in 1...Self.startAttempts {
             var watch: PortalResponseWatch?
+            let log: Logger.Metadata = ["attempt": "\(attempt)"]
+            Logger.keyringFile.debug("loading the keyring file", metadata: log)
             do {
-                return try awaitGLib(call, .isAbandoned, orWhen: { attempt < Self.startAttempts && watch?.answerWasMissed == true }) {
+                let object = try awaitGLib(call, .isAbandoned, orWhen: { attempt < Self.startAttempts && watch?.answerWasMissed == true }) {
                     _, callback, data in
                     if PortalResponseWatch.isNeeded { watch = PortalResponseWatch() }
                     deviceid_file_backend_new_async(type, nil, callback, data)
                 } finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! }
+                Logger.keyringFile.debug("loaded the keyring file", metadata: log.merging([
+                    "elapsed": "\(ContinuousClock.now - started)", "portalAnsweredAfter": "\(watch?.answered.map { $0 - started } ?? .zero)",
+                ]) { $1 })
+                return object
             } catch is GLibCallStalled {
+                Logger.keyringFile.notice("the Secret portal's answer went missing: asking again", metadata: log.merging([
+                    "elapsed": "\(ContinuousClock.now - started)",
+                ]) { $1 })
                 continue
             }
         }
@@ -174,8 +185,11 @@ struct FileState: Equatable {
     init?(of path: String) throws {
         var status = stat()
         guard stat(path, &status) == 0 else {
-            guard errno == ENOENT else {
-                throw KeyringError.keyringFileUnusable(path: path, detail: String(cString: strerror(errno)))
+            let failure = errno
+            guard failure == ENOENT else {
+                let cause = String(cString: strerror(failure))
+                throw KeyringFileAccess(errno: failure)?.error(path: path, cause: cause)
+                    ?? KeyringError.keyringFileUnusable(path: path, detail: cause)
             }
             return nil
         }

@@ -2,6 +2,8 @@ import Threading
 import CLibSecret
 import Dispatch
 import FoundationEssentials
+import Glibc
+import Logging
 
 /// The keyring file libsecret keeps for a sandboxed app — `$XDG_DATA_HOME/keyrings/default.keyring`, its key from
 /// the Secret portal — read and written through libsecret's own file backend, so its items are shared with any
@@ -155,10 +157,25 @@ final class KeyringFile: Sendable {
         _ backend: FileBackend, _ call: KeyringCall
     ) throws {
         try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
+        removeBackup()
     }
 
     private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: KeyringCall) throws -> Bool {
-        try backend.clear(attributes, call)
+        let cleared = try backend.clear(attributes, call)
+        removeBackup()
+        return cleared
+    }
+
+    /// Removes the copy of the file as it was before the write just made: libsecret has GIO keep one beside it
+    /// (`default.keyring~`), which would still hold the items that write replaced or deleted. libsecret never reads
+    /// it. A copy that cannot be removed is logged: the write itself stands.
+    private func removeBackup() {
+        let backup = path + "~"
+        guard unlink(backup) != 0 else { return }
+        let reason = errno
+        guard reason != ENOENT else { return }
+        Logger.keyringFile.notice("cannot remove libsecret's backup of the keyring file, which still holds what the last write replaced",
+                                  metadata: ["path": "\(backup)", "reason": "\(String(cString: strerror(reason)))"])
     }
 
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
@@ -208,9 +225,16 @@ final class KeyringFile: Sendable {
 
     /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
     private func withWriteLock<Result>(_ call: KeyringCall, _ body: (FileBackend) throws -> Result) throws -> Result {
-        let place = CreationLock.Place.file(path)
-        let lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
+        let (place, waited) = (CreationLock.Place.file(path), ContinuousClock.now)
+        let lock: CreationLock
+        do {
+            lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
+        } catch KeyringError.lockUnavailable(let detail) {
+            // The lock lives beside the file: a folder this user cannot write fails it first, and that is the cause.
+            throw KeyringFileAccess.ofFolder(holding: path)?.error(path: path, cause: detail) ?? KeyringError.lockUnavailable(detail)
+        }
         defer { lock.release() }
+        Logger.keyringFile.debug("took the keyring file's write lock", metadata: ["waited": "\(ContinuousClock.now - waited)"])
         return try withCurrent(call, body)
     }
 }

@@ -22,6 +22,8 @@ enum KeyringFileFormat {
             contents = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return
+        } catch let error as CocoaError where error.code == .fileReadNoPermission {
+            throw KeyringFileAccess.notPermitted.error(path: path, cause: "\(error)")
         } catch {
             throw KeyringError.keyringFileUnusable(path: path, detail: "it cannot be read (\(error))")
         }

@@ -1,25 +1,38 @@
 import CLibSecret
+import Dispatch
 import FoundationEssentials
+import Logging
+import Threading
 
-/// Notices the Secret portal's answers to this process, to tell a slow portal from an answer libsecret missed.
+/// Keeps libsecret's file backend from missing the Secret portal's answer, and notices when it missed one anyway.
 ///
-/// libsecret 0.20 (Debian 12's) subscribes to the portal's `Request.Response` only after `RetrieveSecret` has
-/// returned, so an answer that comes before is lost and its file backend waits for ever (fixed in 0.21.4:
-/// "file-backend: Subscribe before calling dbus"). Measured here: 5 of 100 sandboxed `deviceid id` runs on a loaded
-/// machine timed out. A watch subscribed first sees every answer; when one came and the backend has still not
-/// finished a while later, the attempt is given up and made again — the portal hands out the same key each time.
-/// With it: 200 of 200, 18 attempts made again.
+/// libsecret 0.20 (Debian 12's) subscribes to the portal's `Request.Response` only in the callback of its
+/// `RetrieveSecret` call, so an answer the bus connection's worker thread hands out before that callback has run is
+/// lost, and its file backend waits for ever (fixed in 0.21.4: "file-backend: Subscribe before calling dbus"). On a
+/// loaded machine that was 10 of 200 sandboxed `deviceid id` runs.
 ///
-/// Make it on the thread, and in the main context, that runs the backend's start: its callback runs there.
+/// So the watch holds each `Response` at the connection's filter until the main context running the backend's start
+/// has dispatched every callback already queued in it — `RetrieveSecret`'s among them, which subscribes — and lets it
+/// through then (at most ``holdLimit`` later). A `Response` that still finds no subscriber (it came before the call's
+/// reply) is noticed: when one came and the backend has still not finished ``grace`` later, the attempt is given up
+/// and made again — the portal hands out the same key each time.
+///
+/// Make it on the thread, and in the main context, that runs the backend's start: its callbacks run there.
 final class PortalResponseWatch {
     private var connection: OpaquePointer?
     private var subscription: guint = 0
+    private var filter: guint = 0
+    private let hold: ResponseHold?
     /// When the portal last answered this process.
     private(set) var answered: ContinuousClock.Instant?
 
     /// How long the backend may take after the portal answered (reading the key, deriving the file's key with
     /// 100,000 rounds of PBKDF2, loading the file) before the answer counts as missed.
     static let grace = Duration.seconds(1)
+
+    /// The longest a `Response` is held for the start's main context: it dispatches what is queued in microseconds,
+    /// unless the thread is not scheduled.
+    static let holdLimit = DispatchTimeInterval.milliseconds(250)
 
     /// Whether libsecret's file backend asks the portal in this process, as it decides: no test password, and
     /// inside a Flatpak or Snap sandbox.
@@ -28,8 +41,19 @@ final class PortalResponseWatch {
 
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.
-        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return }
+        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else {
+            hold = nil
+            return
+        }
         self.connection = connection
+        let hold = ResponseHold(context: g_main_context_ref_thread_default())
+        self.hold = hold
+        filter = g_dbus_connection_add_filter(connection, { _, message, incoming, hold in
+            if incoming != 0, let message, PortalResponseWatch.isResponse(message) {
+                Unmanaged<ResponseHold>.fromOpaque(hold!).takeUnretainedValue().waitForQueuedCallbacks()
+            }
+            return message
+        }, Unmanaged.passRetained(hold).toOpaque(), { hold in Unmanaged<ResponseHold>.fromOpaque(hold!).release() })
         subscription = g_dbus_connection_signal_subscribe(
             connection, SecretPortalNames.busName, SecretPortalNames.request, "Response", nil, nil,
             G_DBUS_SIGNAL_FLAGS_NO_MATCH_RULE, { _, _, _, _, _, _, watch in
@@ -38,7 +62,9 @@ final class PortalResponseWatch {
     }
 
     deinit {
+        hold?.close()
         if let connection {
+            g_dbus_connection_remove_filter(connection, filter)
             g_dbus_connection_signal_unsubscribe(connection, subscription)
             g_object_unref(UnsafeMutableRawPointer(connection))
         }
@@ -46,4 +72,53 @@ final class PortalResponseWatch {
 
     /// Whether the portal answered more than ``grace`` ago.
     var answerWasMissed: Bool { answered.map { ContinuousClock.now - $0 > Self.grace } ?? false }
+
+    /// Whether `message` is a portal request's `Response` signal.
+    private static func isResponse(_ message: OpaquePointer) -> Bool {
+        g_dbus_message_get_message_type(message) == G_DBUS_MESSAGE_TYPE_SIGNAL
+            && g_dbus_message_get_member(message).map { String(cString: $0) } == "Response"
+            && g_dbus_message_get_interface(message).map { String(cString: $0) } == SecretPortalNames.request
+    }
+}
+
+/// Holds the bus connection's worker thread, on a `Response`, until a main context has dispatched what was queued in
+/// it before: an idle source of low priority runs only when no callback of default priority is ready.
+private final class ResponseHold {
+    private let context: OpaquePointer
+    /// Releases of the waits under way, and whether the watch is gone (then nothing waits).
+    private let waits = Locked<(pending: [DispatchSemaphore], closed: Bool)>(([], false))
+
+    init(context: OpaquePointer) { self.context = context }
+
+    deinit { g_main_context_unref(context) }
+
+    /// On the worker thread: waits until the context has dispatched its queued callbacks, the watch is gone, or
+    /// ``PortalResponseWatch/holdLimit`` passed.
+    func waitForQueuedCallbacks() {
+        let done = DispatchSemaphore(value: 0)
+        guard waits.withLock({ state -> Bool in
+            if !state.closed { state.pending.append(done) }
+            return !state.closed
+        }) else { return }
+        let idle = g_idle_source_new()!
+        g_source_set_priority(idle, G_PRIORITY_LOW)
+        g_source_set_callback(idle, { done in
+            Unmanaged<DispatchSemaphore>.fromOpaque(done!).takeUnretainedValue().signal()
+            return gboolean(G_SOURCE_REMOVE)
+        }, Unmanaged.passRetained(done).toOpaque(), { done in Unmanaged<DispatchSemaphore>.fromOpaque(done!).release() })
+        g_source_attach(idle, context)
+        g_source_unref(idle)
+        if done.wait(timeout: .now() + PortalResponseWatch.holdLimit) == .timedOut {
+            Logger.keyringFile.notice("let the Secret portal's answer through unheld: the keyring file's start did not run in time")
+        }
+        waits.withLock { state in state.pending.removeAll { $0 === done } }
+    }
+
+    /// Lets every wait go, and later `Response`s through at once: the start is over.
+    func close() {
+        waits.withLock { state in
+            state.closed = true
+            for done in state.pending { done.signal() }
+        }
+    }
 }

@@ -1,0 +1,54 @@
+import Glibc
+
+/// Why the keyring file, or the folder that holds it, cannot be reached — told apart from a file whose contents
+/// cannot be used — with what to do about it: ``KeyringError/keyringFileInaccessible(path:detail:)``.
+enum KeyringFileAccess {
+    /// The folder is on a read-only file system.
+    case readOnly
+    /// This user may not read or write there: another user's folder or file, or a mode that forbids it.
+    case notPermitted
+    /// A part of the path is not a folder, or the file's own place holds something else.
+    case wrongPath
+    /// The disk (or this user's quota) is full.
+    case noSpace
+
+    /// The problem an `errno` value names; `nil` for another failure.
+    init?(errno: Int32) {
+        switch errno {
+        case EROFS: self = .readOnly
+        case EACCES, EPERM: self = .notPermitted
+        case ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG: self = .wrongPath
+        case ENOSPC, EDQUOT: self = .noSpace
+        default: return nil
+        }
+    }
+
+    /// The problem that keeps this user from writing in the folder holding `path`, if there is one: asked when a write
+    /// there failed without saying why.
+    static func ofFolder(holding path: String) -> KeyringFileAccess? {
+        access(folder(of: path), W_OK | X_OK) == 0 ? nil : KeyringFileAccess(errno: errno)
+    }
+
+    /// The error for the keyring file at `path`, with `cause` — the system's own words — quoted.
+    func error(path: String, cause: String) -> KeyringError {
+        let folder = Self.folder(of: path)
+        let detail = switch self {
+        case .readOnly:
+            "its folder \(folder) is on a read-only file system (\(cause)): the app's data folder must be writable — for a "
+                + "Flatpak app ~/.var/app/<app id>/data — so look at how it is mounted"
+        case .notPermitted:
+            "this user (uid \(getuid())) may not use \(folder) (\(cause)): it belongs to another user or its mode forbids it; "
+                + "make the folder and the file this user's again (chown, chmod u+rwX), then retry"
+        case .wrongPath:
+            "its path does not lead to a file in a folder (\(cause)): \(folder) must be a folder of this user's, and the file's "
+                + "own name free or a file; move aside what stands in their place, then retry"
+        case .noSpace:
+            "the disk holding \(folder) is full (\(cause)): free some space, then retry"
+        }
+        return .keyringFileInaccessible(path: path, detail: detail)
+    }
+
+    private static func folder(of path: String) -> String {
+        path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+    }
+}
