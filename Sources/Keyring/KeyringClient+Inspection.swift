@@ -40,21 +40,19 @@ extension KeyringClient {
     /// first request would).
     package func secretPortalVersion() async throws -> Int {
         let bus = bus
-        do {
-            return try await BlockingExecutor.run(until: callDeadline) { call in
-                try BusConnection.with(bus, call) { connection in
-                    let reply = try BusConnection.call(connection, SecretPortalNames.busName, .secretPortalVersion, call)
-                    defer { g_variant_unref(reply) }
-                    let value = try SecretServiceSession.unboxed(reply, "u")
-                    defer { g_variant_unref(value) }
-                    return Int(g_variant_get_uint32(value))
+        return try await BlockingExecutor.run(until: callDeadline) { call in
+            try BusConnection.with(bus, call) { connection in
+                let reply: OpaquePointer
+                do {
+                    reply = try BusConnection.call(connection, SecretPortalNames.busName, .secretPortalVersion, call)
+                } catch var failure as GLibFailure {
+                    failure.askingPortal = true
+                    throw failure
                 }
-            }
-        } catch let error as KeyringError {
-            switch error {
-            case .timedOut, .cancelled, .noSessionBus: throw error
-            case .serviceUnavailable(let detail), .other(_, _, let detail): throw KeyringError.portalUnavailable(detail)
-            default: throw KeyringError.portalUnavailable(error.description)
+                defer { g_variant_unref(reply) }
+                let value = try SecretServiceSession.unboxed(reply, "u")
+                defer { g_variant_unref(value) }
+                return Int(g_variant_get_uint32(value))
             }
         }
     }

@@ -14,6 +14,9 @@ struct GLibFailure: Error {
     /// Set when the failure happened on a keyring file: its path, and whether it happened while opening it
     /// (getting its key from the Secret portal and loading it).
     var keyringFile: (path: String, opening: Bool)?
+    /// Set when the failure happened asking the Secret portal itself: any answer but a timeout or a cancellation
+    /// means it is not there to ask.
+    var askingPortal = false
 
     /// Copies and frees `error`.
     init(taking error: UnsafeMutablePointer<GError>) {
@@ -64,6 +67,7 @@ struct GLibFailure: Error {
             return call.deadline.timedOut
         }
         if let address = connectingTo { return .noSessionBus("cannot connect to \(address): \(message)") }
+        if askingPortal { return .portalUnavailable(message) }
         if isLocked { return .locked(collection: nil) }
         if meansServiceWentAway { return .serviceUnavailable(message) }
         if isSecret(SECRET_ERROR_PROTOCOL) { return .invalidItemData(message) }

@@ -1,6 +1,6 @@
 import CLibSecret
 import FoundationEssentials
-import Synchronization
+import Threading
 
 /// Whether this process keeps items in the sandbox's keyring file rather than in the Secret Service — decided
 /// once, from the environment: `SECRET_BACKEND=file` or `=service` says so; otherwise a Flatpak (`/.flatpak-info`)
@@ -17,18 +17,20 @@ package enum SandboxDetection {
         package let usesKeyringFile: Bool
         /// What decided, in a few words.
         package let reason: String
+
+        /// A Flatpak's choice once its items were moved.
+        static let moved = Choice(usesKeyringFile: true, reason: "in a Flatpak whose items were moved to its keyring file")
     }
 
     /// Whether clients of the session bus use the keyring file in this process.
-    static var usesKeyringFile: Bool { decision.load(ordering: .acquiring) }
+    static var usesKeyringFile: Bool { current.withLock { $0.usesKeyringFile } }
 
-    private static let decision = Atomic<Bool>(choice.usesKeyringFile)
+    /// The choice this process made, from its environment, its Flatpak metadata and the mark of a move, when it first
+    /// asked; a move made since changes it.
+    static var choice: Choice { current.withLock { $0 } }
 
-    /// The choice this process's environment, Flatpak metadata and mark of a move make.
-    static var choice: Choice {
-        choice(environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info",
-               moved: FileManager.default.fileExists(atPath: movedMark))
-    }
+    private static let current = Locked(choice(
+        environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info", moved: FileManager.default.fileExists(atPath: movedMark)))
 
     /// The choice for `environment`, the Flatpak metadata at `flatpakInfo`, and whether the items were moved.
     package static func choice(environment: [String: String], flatpakInfo: String, moved: Bool) -> Choice {
@@ -43,7 +45,7 @@ package enum SandboxDetection {
         guard FileManager.default.fileExists(atPath: flatpakInfo) else {
             return Choice(usesKeyringFile: true, reason: "in a Snap (SNAP_NAME is set)")
         }
-        if moved { return Choice(usesKeyringFile: true, reason: "in a Flatpak whose items were moved to its keyring file") }
+        if moved { return .moved }
         if flatpakReachesSecretService(flatpakInfo) {
             return Choice(usesKeyringFile: false, reason: "in a Flatpak allowed to talk to \(SecretServiceNames.busName)")
         }
@@ -74,9 +76,11 @@ package enum SandboxDetection {
     static func recordMove() throws {
         guard FileManager.default.createFile(
             atPath: movedMark, contents: Data("This app's items were moved into default.keyring by swift-deviceid.\n".utf8)) else {
-            throw KeyringError.keyringFileUnusable(path: movedMark, detail: "the mark of the move cannot be written")
+            let cause = "the mark of the move cannot be written"
+            throw KeyringFileAccess.ofFolder(holding: movedMark)?.error(path: movedMark, cause: cause)
+                ?? KeyringError.keyringFileUnusable(path: movedMark, detail: cause)
         }
-        decision.store(true, ordering: .releasing)
+        current.withLock { $0 = .moved }
     }
 
     /// Whether the Flatpak's metadata lets it talk to `org.freedesktop.secrets`: the whole session bus in
