@@ -53,7 +53,7 @@ final class FileBackend: @unchecked Sendable {
                     deviceid_file_backend_new_async(type, nil, callback, data)
                 } finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! }
                 Logger.keyringFile.debug("loaded the keyring file", metadata: log.merging([
-                    "elapsed": "\(ContinuousClock.now - started)", "portalAnsweredAfter": "\(watch?.answered.map { $0 - started } ?? .zero)",
+                    "elapsed": "\(ContinuousClock.now - started)", "portalAnsweredAfter": "\(watch?.answered.map { "\($0 - started)" } ?? "not asked")",
                 ]) { $1 })
                 return object
             } catch is GLibCallStalled {
