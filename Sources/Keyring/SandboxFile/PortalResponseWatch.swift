@@ -13,9 +13,10 @@ import Threading
 ///
 /// So the watch holds each `Response` at the connection's filter until the main context running the backend's start
 /// has dispatched every callback already queued in it — `RetrieveSecret`'s among them, which subscribes — and lets it
-/// through then (at most ``holdLimit`` later). A `Response` that still finds no subscriber (it came before the call's
-/// reply) is noticed: when one came and the backend has still not finished ``grace`` later, the attempt is given up
-/// and made again — the portal hands out the same key each time.
+/// through then. (The portal replies to `RetrieveSecret` before it answers, on the same connection, so the reply's
+/// callback is queued by then.) Should the thread not get to it within ``holdLimit``, the `Response` goes through
+/// unheld and the attempt is given up at once and made again: one more portal round trip, the portal handing out the
+/// same key each time. Any other answer the backend has still not acted on ``grace`` later counts as missed too.
 ///
 /// Make it on the thread, and in the main context, that runs the backend's start: its callbacks run there.
 final class PortalResponseWatch {
@@ -70,8 +71,12 @@ final class PortalResponseWatch {
         }
     }
 
-    /// Whether the portal answered more than ``grace`` ago.
-    var answerWasMissed: Bool { answered.map { ContinuousClock.now - $0 > Self.grace } ?? false }
+    /// Whether the portal answered and the backend may have missed it: the answer went through unheld, or came more
+    /// than ``grace`` ago.
+    var answerWasMissed: Bool {
+        guard let answered else { return false }
+        return hold?.letThroughUnheld == true || ContinuousClock.now - answered > Self.grace
+    }
 
     /// Whether `message` is a portal request's `Response` signal.
     private static func isResponse(_ message: OpaquePointer) -> Bool {
@@ -87,6 +92,10 @@ private final class ResponseHold {
     private let context: OpaquePointer
     /// Releases of the waits under way, and whether the watch is gone (then nothing waits).
     private let waits = Locked<(pending: [DispatchSemaphore], closed: Bool)>(([], false))
+    private let unheld = Locked(false)
+
+    /// Whether a `Response` went through before the context got to it.
+    var letThroughUnheld: Bool { unheld.withLock { $0 } }
 
     init(context: OpaquePointer) { self.context = context }
 
@@ -109,6 +118,7 @@ private final class ResponseHold {
         g_source_attach(idle, context)
         g_source_unref(idle)
         if done.wait(timeout: .now() + PortalResponseWatch.holdLimit) == .timedOut {
+            unheld.withLock { $0 = true }
             Logger.keyringFile.notice("let the Secret portal's answer through unheld: the keyring file's start did not run in time")
         }
         waits.withLock { state in state.pending.removeAll { $0 === done } }
