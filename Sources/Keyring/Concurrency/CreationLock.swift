@@ -103,7 +103,7 @@ package final class CreationLock: Sendable {
         var (base, components, basePrivate): (String, [String], Bool) = ("", [], false)
         if case .file(let path) = place {
             // libsecret makes the file's directory when it first opens it; a lock may be taken before that.
-            base = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            base = folder(of: path)
             guard g_mkdir_with_parents(base, 0o700) == 0 else {
                 throw lockError("cannot create \(base): \(String(cString: strerror(errno)))")
             }

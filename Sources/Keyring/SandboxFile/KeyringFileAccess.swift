@@ -26,12 +26,12 @@ enum KeyringFileAccess {
     /// The problem that keeps this user from writing in the folder holding `path`, if there is one: asked when a write
     /// there failed without saying why.
     static func ofFolder(holding path: String) -> KeyringFileAccess? {
-        access(folder(of: path), W_OK | X_OK) == 0 ? nil : KeyringFileAccess(errno: errno)
+        access(Keyring.folder(of: path), W_OK | X_OK) == 0 ? nil : KeyringFileAccess(errno: errno)
     }
 
     /// The error for the keyring file at `path`, with `cause` — the system's own words — quoted.
     func error(path: String, cause: String) -> KeyringError {
-        let folder = Self.folder(of: path)
+        let folder = Keyring.folder(of: path)
         let detail = switch self {
         case .readOnly:
             "its folder \(folder) is on a read-only file system (\(cause)): the app's data folder must be writable — for a "
@@ -47,8 +47,9 @@ enum KeyringFileAccess {
         }
         return .keyringFileInaccessible(path: path, detail: detail)
     }
+}
 
-    private static func folder(of path: String) -> String {
-        path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-    }
+/// The folder holding the file at `path`: `.` for a bare name, `/` for a file at the root.
+func folder(of path: String) -> String {
+    path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
 }

@@ -68,8 +68,7 @@ package enum SandboxDetection {
 
     /// The mark a move of the items into the keyring file leaves beside it.
     static var movedMark: String {
-        let file = KeyringFile.defaultPath
-        return String(file[..<(file.lastIndex(of: "/") ?? file.startIndex)]) + "/swift-deviceid-moved"
+        folder(of: KeyringFile.defaultPath) + "/swift-deviceid-moved"
     }
 
     /// Leaves the mark and keeps items in the keyring file from now on, in this process and the next ones.
