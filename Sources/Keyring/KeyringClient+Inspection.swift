@@ -57,6 +57,13 @@ extension KeyringClient {
         }
     }
 
+    /// What keeps this user from writing the keyring file (``keyringFilePath``) — a read-only folder, another user's, a
+    /// file where a folder should be — as the ``KeyringError/keyringFileInaccessible(path:detail:)`` a write would
+    /// throw; `nil` when its folder is writable or the client uses the Secret Service.
+    package var keyringFileProblem: KeyringError? {
+        keyringFilePath.flatMap(KeyringFileAccess.folderProblem(holding:))
+    }
+
     /// Why this process keeps items where it does (``keyringFilePath``): the environment variable, the sandbox and
     /// its permissions that decided, in a few words.
     package var placeReason: String {

@@ -154,8 +154,11 @@ struct KeyringFileTests {
             #expect(output.errorText.contains(cause) && output.errorText.contains("nothing in it was changed"), "\(output.errorText)")
             #expect(!output.errorText.contains("may come back"), "\(output.errorText)")
         }
-        // No file yet, in a read-only folder: libsecret cannot make its folder.
+        // No file yet, in a read-only folder: libsecret cannot make its folder, nor can a first write, and doctor says so.
         expectCause(try await file.run("/usr/bin/bwrap", readOnly + ["id"]), "read-only file system")
+        expectCause(try await file.run("/usr/bin/bwrap", readOnly + ["regenerate"]), "read-only file system")
+        let doctor = try await file.run("/usr/bin/bwrap", readOnly + ["doctor"])
+        #expect(doctor.status == 73 && doctor.text.contains("read-only file system"), "\(doctor.text)\(doctor.errorText)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
 
         let id = try await file.deviceid("id").text

@@ -121,6 +121,8 @@ extension Diagnosis {
             portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
         var serviceAnswers = true
+        // Reads may work where no write can: the identity could be neither made, replaced nor deleted.
+        if let problem = keyring.keyringFileProblem { diagnosis.problems.append(Problem(CommandFailure(problem, context: context))) }
         if keyringFile == nil {
             // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
             // start, as any client's first call would; then who owns it, if nobody did before.

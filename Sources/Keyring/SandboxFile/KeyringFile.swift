@@ -231,7 +231,7 @@ final class KeyringFile: Sendable {
             lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
         } catch KeyringError.lockUnavailable(let detail) {
             // The lock lives beside the file: a folder this user cannot write fails it first, and that is the cause.
-            throw KeyringFileAccess.ofFolder(holding: path)?.error(path: path, cause: detail) ?? KeyringError.lockUnavailable(detail)
+            throw KeyringFileAccess.folderProblem(holding: path) ?? KeyringError.lockUnavailable(detail)
         }
         defer { lock.release() }
         Logger.keyringFile.debug("took the keyring file's write lock", metadata: ["waited": "\(ContinuousClock.now - waited)"])

@@ -23,10 +23,19 @@ enum KeyringFileAccess {
         }
     }
 
-    /// The problem that keeps this user from writing in the folder holding `path`, if there is one: asked when a write
-    /// there failed without saying why.
-    static func ofFolder(holding path: String) -> KeyringFileAccess? {
-        access(Keyring.folder(of: path), W_OK | X_OK) == 0 ? nil : KeyringFileAccess(errno: errno)
+    /// The error for what keeps this user from writing in the folder holding the keyring file at `path` — or, while
+    /// that folder does not exist yet, in the nearest one that does, where it would be made — if anything does: asked
+    /// when a write there failed without saying why, and by `deviceid doctor`.
+    static func folderProblem(holding path: String) -> KeyringError? {
+        var folder = Keyring.folder(of: path)
+        while access(folder, W_OK | X_OK) != 0 {
+            let failure = errno
+            guard failure == ENOENT, folder != "/", folder != "." else {
+                return KeyringFileAccess(errno: failure)?.error(path: path, cause: "\(folder): \(String(cString: strerror(failure)))")
+            }
+            folder = Keyring.folder(of: folder)
+        }
+        return nil
     }
 
     /// The error for the keyring file at `path`, with `cause` — the system's own words — quoted.

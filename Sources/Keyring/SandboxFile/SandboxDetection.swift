@@ -75,9 +75,8 @@ package enum SandboxDetection {
     static func recordMove() throws {
         guard FileManager.default.createFile(
             atPath: movedMark, contents: Data("This app's items were moved into default.keyring by swift-deviceid.\n".utf8)) else {
-            let cause = "the mark of the move cannot be written"
-            throw KeyringFileAccess.ofFolder(holding: movedMark)?.error(path: movedMark, cause: cause)
-                ?? KeyringError.keyringFileUnusable(path: movedMark, detail: cause)
+            throw KeyringFileAccess.folderProblem(holding: movedMark)
+                ?? KeyringError.keyringFileUnusable(path: movedMark, detail: "the mark of the move cannot be written")
         }
         current.withLock { $0 = .moved }
     }
