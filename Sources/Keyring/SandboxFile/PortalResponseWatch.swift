@@ -8,8 +8,8 @@ import Threading
 ///
 /// libsecret 0.20 (Debian 12's) subscribes to the portal's `Request.Response` only in the callback of its
 /// `RetrieveSecret` call, so an answer the bus connection's worker thread hands out before that callback has run is
-/// lost, and its file backend waits for ever (fixed in 0.21.4: "file-backend: Subscribe before calling dbus"). On a
-/// loaded machine that was 10 of 200 sandboxed `deviceid id` runs.
+/// lost, and its file backend waits for ever (fixed in 0.21.4: "file-backend: Subscribe before calling dbus"). With a
+/// busy loop on each core, 14 of 450 sandboxed `deviceid id` runs lost it, each costing a second or more before.
 ///
 /// So the watch holds each `Response` at the connection's filter until the main context running the backend's start
 /// has dispatched every callback already queued in it — `RetrieveSecret`'s among them, which subscribes — and lets it
