@@ -40,18 +40,17 @@ let deviceidCommand = ProcessInfo.processInfo.environment["BENCH_DEVICEID"]
 
 /// `deviceid id` as a whole process with an identity in the keyring, beside `secret-tool lookup`.
 func benchmarkProcesses(_ report: inout Report, iterations: Int) async throws {
-    let deviceid = deviceidCommand
     let attributes = ["service": "bench.process", "account": "item"]
     try await KeyringClient().store(KeyringSecret(utf8: "secret-tool reads this"), label: "Benchmark item", attributes: attributes)
     let group = ["--access-group", "bench.process"]
-    _ = try runChild(deviceid, ["id"] + group)   // the identity exists from here on
+    _ = try runChild(deviceidCommand, ["id"] + group)   // the identity exists from here on
 
     var lookups: [ChildRun] = [], ids: [ChildRun] = []
     for _ in 0..<iterations {   // interleaved, so both see the same machine
         lookups.append(try runChild("/usr/bin/secret-tool", ["lookup", "service", "bench.process", "account", "item"]))
-        ids.append(try runChild(deviceid, ["id"] + group))
+        ids.append(try runChild(deviceidCommand, ["id"] + group))
     }
-    _ = try runChild(deviceid, ["delete"] + group)
+    _ = try runChild(deviceidCommand, ["delete"] + group)
     try await KeyringClient().deleteAll(matching: attributes)
 
     let wall = { (runs: [ChildRun]) in Samples(sorted: runs.map(\.microseconds)).median }

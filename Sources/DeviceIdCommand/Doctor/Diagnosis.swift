@@ -121,8 +121,6 @@ extension Diagnosis {
             portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
         var serviceAnswers = true
-        // Reads may work where no write can: the identity could be neither made, replaced nor deleted.
-        if let problem = keyring.keyringFileProblem { diagnosis.problems.append(Problem(CommandFailure(problem, context: context))) }
         if keyringFile == nil {
             // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
             // start, as any client's first call would; then who owns it, if nobody did before.
@@ -149,6 +147,8 @@ extension Diagnosis {
             }
         }
         var absent = false
+        // Whether the identity's read already failed because the keyring file cannot be reached.
+        var fileUnreachable = false
         if serviceAnswers && !deadline.hasPassed {
             do {
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid"))
@@ -160,10 +160,15 @@ extension Diagnosis {
                 diagnosis.identity.state = .absent
                 absent = true
             } catch {
+                if case .keyringFileInaccessible = CommandFailure.keyringError(in: error) { fileUnreachable = true }
                 if diagnosis.problems.isEmpty { diagnosis.problems.append(Problem(error, context: context)) }
             }
         } else if diagnosis.problems.isEmpty {
             diagnosis.problems.append(Problem(CommandFailure(deadline.timedOut, context: context)))
+        }
+        // Reads may work where no write can: the identity could be neither made, replaced nor deleted.
+        if !fileUnreachable, let problem = keyring.keyringFileProblem {
+            diagnosis.problems.append(Problem(CommandFailure(problem, context: context)))
         }
         let notAsked = "not asked: --timeout ran out before"
         if !deadline.hasPassed {

@@ -11,13 +11,13 @@ final class SessionKeeper: Sendable {
 
     private static let all = Locked<[Key: SessionKeeper]>([:])
 
-    /// The shared connection for `bus` with secrets sent over `transport`.
+    /// This process's keeper of the session on `bus` with secrets sent over `transport`.
     static func shared(_ bus: BusAddress, transport: SecretTransport) -> SessionKeeper {
-        all.withLock { connections in
+        all.withLock { keepers in
             let key = Key(bus: bus, transport: transport)
-            if let existing = connections[key] { return existing }
+            if let existing = keepers[key] { return existing }
             let keeper = SessionKeeper(bus: bus, transport: transport)
-            connections[key] = keeper
+            keepers[key] = keeper
             return keeper
         }
     }
@@ -25,12 +25,12 @@ final class SessionKeeper: Sendable {
     /// Closes and forgets this process's connections to `bus` (a bus that is going away, as a test's private
     /// one does); clients made earlier open a new one on their next call.
     static func forget(_ bus: BusAddress) {
-        let forgotten = all.withLock { connections in
-            let matching = connections.filter { $0.key.bus == bus }
-            for key in matching.keys { connections.removeValue(forKey: key) }
+        let forgotten = all.withLock { keepers in
+            let matching = keepers.filter { $0.key.bus == bus }
+            for key in matching.keys { keepers.removeValue(forKey: key) }
             return Array(matching.values)
         }
-        for connection in forgotten { connection.current.withLock { $0 = nil } }
+        for keeper in forgotten { keeper.current.withLock { $0 = nil } }
     }
 
     let bus: BusAddress
