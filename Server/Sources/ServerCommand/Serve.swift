@@ -84,7 +84,7 @@ struct Serve: AsyncParsableCommand {
         // SIGTERM or SIGINT: the API stops taking connections, requests in flight finish (a slow client's within its
         // deadlines), then the metrics listener stops and the database is closed.
         var services = ServiceGroupConfiguration(
-            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "deviceid-server"))
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
         services.maximumGracefulShutdownDuration = .seconds(idleTimeout + readTimeout)
         try await database.opening { try await ServiceGroup(configuration: services).run() }
     }

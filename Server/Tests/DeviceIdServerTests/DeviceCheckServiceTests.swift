@@ -65,14 +65,13 @@ struct Fixture {
     /// A TPM maker's CA certificate (that made no TPM here).
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
-    /// The server's application on `store` (the fixture's by default), as `serve` builds it, with `configuration`
-    /// (by default: plain HTTP on loopback, metrics on a port of their own), `tpm` trusted, teams read again every
-    /// `refresh`, and the clock `now`.
+    /// The server's application on `store` (the fixture's by default), as `serve` builds it: plain HTTP on loopback,
+    /// metrics on a port of their own, `tpm` trusted, teams read again every `refresh`, and the clock `now`.
     func app(
-        store: (any BitStore)? = nil, configuration: ServerConfiguration? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
+        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
         metrics: PrometheusCollectorRegistry = .init(), refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
     ) throws -> some ApplicationProtocol {
-        let configuration = try configuration ?? ServerConfiguration(
+        let configuration = try ServerConfiguration(
             metrics: .loopback(port: 0), teamRefresh: refresh, database: .sqlite(path: ":memory:"), tpm: tpm)
         return try buildApplication(configuration: configuration, store: store ?? self.store, logger: logger, metrics: metrics, now: now)
     }
@@ -147,7 +146,7 @@ struct DeviceCheckServiceTests {
             noTransaction["transaction_id"] = nil
             #expect(try await post(client, "query_two_bits", jwt: jwt, noTransaction).0 == .badRequest)
             #expect(try await client.execute(uri: "/v1/query_two_bits", method: .get) { $0.status } == .methodNotAllowed)
-            let large = ByteBuffer(repeating: 0x20, count: 64 * 1024 + 1)
+            let large = ByteBuffer(repeating: 0x20, count: DeviceEndpoints.maximumBodySize + 1)
             #expect(try await client.execute(uri: "/v1/query_two_bits", method: .post, headers: [.authorization: "Bearer \(jwt)"], body: large) { $0.status }
                     == .contentTooLarge)
             #expect(try await client.execute(uri: "/health", method: .get) { $0.status } == .ok)

@@ -13,7 +13,8 @@ import Prometheus
 package func buildApplication(configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
     let store = try await configuration.database.open()
     var application = try buildApplication(configuration: configuration, store: store)
-    application.addServices(store)
+    // Services stop in the reverse of this order: the API first, then the metrics listener, the store last.
+    application.services.insert(store, at: 0)
     return application
 }
 
@@ -24,11 +25,7 @@ package func buildApplication(
     configuration: ServerConfiguration, store: any BitStore, logger: Logger? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     now: @escaping @Sendable () -> Date = Date.init
 ) throws -> Application<RouterResponder<BasicRequestContext>> {
-    let logger = logger ?? {
-        var logger = Logger(label: "deviceid-server")
-        logger.logLevel = configuration.logLevel
-        return logger
-    }()
+    let logger = logger ?? configuration.logger
     let router = Router()
     router.add(middleware: RequestTelemetry(registry: metrics))
     router.get("/health") { _, _ in Answer.text(.ok, "ok") }
@@ -36,9 +33,10 @@ package func buildApplication(
     let endpoints = DeviceEndpoints(
         authorizer: TeamAuthorizer(store: store, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: configuration.tpm?.verifier),
         refusals: Refusals(registry: metrics), now: now)
-    BitsController(store: store, tpm: configuration.tpm).addRoutes(to: api, through: endpoints)
-    if let tpm = configuration.tpm {
-        TPMController(store: store, trust: tpm).addRoutes(to: api, through: endpoints)
+    let pseudonyms = configuration.tpm.map { TPMPseudonyms(trust: $0, store: store) }
+    BitsController(store: store, trustsTPMs: configuration.tpm != nil).addRoutes(to: api, through: endpoints)
+    if let pseudonyms {
+        TPMController(store: store, pseudonyms: pseudonyms).addRoutes(to: api, through: endpoints)
     } else {
         TPMController.addAbsentRoutes(to: api)
     }
@@ -53,7 +51,7 @@ package func buildApplication(
         configuration: .init(address: configuration.api.binding, serverName: "deviceid-server"), services: [metricsListener], logger: logger)
     application.beforeServerStarts {
         try await store.migrate()
-        try await configuration.tpm?.load(from: store)
+        try await pseudonyms?.load()
     }
     return application
 }

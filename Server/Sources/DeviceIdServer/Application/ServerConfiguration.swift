@@ -24,6 +24,13 @@ package struct ServerConfiguration: Sendable {
     /// The log's level.
     package var logLevel: Logger.Level
 
+    /// The server's logger, at ``logLevel``.
+    package var logger: Logger {
+        var logger = Logger(label: "deviceid-server")
+        logger.logLevel = logLevel
+        return logger
+    }
+
     /// A configuration, checked: plain HTTP only where it cannot cross a network (loopback or a Unix socket), unless
     /// `allowPlainHTTP`.
     package init(

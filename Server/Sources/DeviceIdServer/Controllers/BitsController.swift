@@ -7,7 +7,8 @@ import Hummingbird
 /// against).
 struct BitsController: Sendable {
     let store: any BitStore
-    let tpm: TPMTrust?
+    /// Whether the server trusts TPM makers, so a binding counts.
+    let trustsTPMs: Bool
 
     func addRoutes(to routes: some RouterMethods<BasicRequestContext>, through endpoints: DeviceEndpoints) {
         endpoints.post("validate_device_token", on: routes, answer: validate)
@@ -16,7 +17,7 @@ struct BitsController: Sendable {
     }
 
     @Sendable private func validate(_ call: DeviceCall) async throws -> Response {
-        guard tpm != nil, try await store.record(team: call.team.id, device: call.device).hardwareBound else { return Answer.text(.ok, "") }
+        guard trustsTPMs, try await store.record(team: call.team.id, device: call.device).hardwareBound else { return Answer.text(.ok, "") }
         return try Answer.json(Validation(hardwareBound: true))
     }
 
@@ -24,7 +25,7 @@ struct BitsController: Sendable {
         let record = try await store.record(team: call.team.id, device: call.device)
         guard let bits = record.bits else { return Answer.text(.ok, "Bit State Not Found") }
         return try Answer.json(Bits(
-            bit0: bits.bit0, bit1: bits.bit1, hardwareBound: tpm != nil && record.hardwareBound ? true : nil,
+            bit0: bits.bit0, bit1: bits.bit1, hardwareBound: trustsTPMs && record.hardwareBound ? true : nil,
             lastUpdateTime: Self.month(of: bits.updated)))
     }
 

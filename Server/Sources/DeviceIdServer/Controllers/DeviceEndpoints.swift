@@ -17,7 +17,7 @@ struct DeviceCall: Sendable {
 /// What every device endpoint does before its own answer, and how a refusal or a failure is answered: the body read
 /// (at most ``maximumBodySize``), the team JWT checked (401), the body's fields and device token verified (400),
 /// and a database that did not answer (503). Each refusal is counted in ``Refusals`` by reason.
-struct DeviceEndpoints: Sendable {
+package struct DeviceEndpoints: Sendable {
     let authorizer: TeamAuthorizer
     let tokens: VerifiedTokens
     let refusals: Refusals
@@ -25,7 +25,7 @@ struct DeviceEndpoints: Sendable {
     let now: @Sendable () -> Date
 
     /// The most a request body may hold.
-    static let maximumBodySize = 64 * 1024
+    package static let maximumBodySize = 64 * 1024
 
     /// Adds `POST path` to `routes`, answered by `answer` once the call passed every check, and `405` for the other
     /// methods.

@@ -8,7 +8,7 @@ import Hummingbird
 /// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
 struct TPMController: Sendable {
     let store: any BitStore
-    let trust: TPMTrust
+    let pseudonyms: TPMPseudonyms
 
     /// How long a device has to return a credential sealed to its TPM.
     static let credentialLifetime: TimeInterval = 300
@@ -29,11 +29,11 @@ struct TPMController: Sendable {
 
     @Sendable private func challenge(_ call: DeviceCall) async throws -> Response {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
-        let challenge = try trust.verifier.challenge(for: attested)
+        let challenge = try pseudonyms.trust.verifier.challenge(for: attested)
         // The TPM is the one the credential is sealed to: the token that returns it may name another.
         try await store.savePendingCredential(
             PendingCredential(
-                attestationKeyName: attested.attestationKeyName, tpm: try await trust.pseudonym(of: attested, team: call.team.id, store: store),
+                attestationKeyName: attested.attestationKeyName, tpm: try await pseudonyms.pseudonym(of: attested, team: call.team.id),
                 digest: challenge.expectedDigest, expires: call.now.addingTimeInterval(Self.credentialLifetime)),
             team: call.team.id, device: call.device)
         return try Answer.json(Challenge(

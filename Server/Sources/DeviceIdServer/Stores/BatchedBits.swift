@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 
 /// A store's bit reads and updates, batched (see ``StatementBatcher``): under load, one statement answers many
 /// requests, so the database pays one round trip, and one commit, for many.
@@ -16,7 +17,7 @@ final class BatchedBits: Sendable {
 
     private let reads: StatementBatcher<DeviceKey, DeviceRecord>
     private let writes: StatementBatcher<BitUpdate, Result<Void, any Error>>
-    private let workers: Task<Void, Never>
+    private let workersPerKind: Int
 
     /// Batches of at most `maximumBatchSize` requests, `workersPerKind` reading and as many updating at once, on
     /// `rows`. An update's answer is whether the statements that carried it committed.
@@ -29,13 +30,20 @@ final class BatchedBits: Sendable {
         }
         self.reads = reads
         self.writes = writes
-        workers = Task {
-            await withDiscardingTaskGroup { group in
-                for _ in 0..<workersPerKind {
-                    group.addTask { await reads.work() }
-                    group.addTask { await writes.work() }
-                }
+        self.workersPerKind = workersPerKind
+    }
+
+    /// Answers batches until a graceful shutdown or cancellation, then refuses new requests and returns once those
+    /// pending are answered: the batching part of a store's ``BitStore/run()``.
+    func runUntilGracefulShutdown() async {
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<workersPerKind {
+                group.addTask { await self.reads.work() }
+                group.addTask { await self.writes.work() }
             }
+            try? await gracefulShutdown()
+            reads.close()
+            writes.close()
         }
     }
 
@@ -48,13 +56,6 @@ final class BatchedBits: Sendable {
     func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws {
         try await writes.submit(BitUpdate(
             key: DeviceKey(team: team, device: device), bit0: bit0, bit1: bit1, milliseconds: Int64(time.timeIntervalSince1970 * 1000))).get()
-    }
-
-    /// Refuses new requests and returns once those pending are answered.
-    func close() async {
-        reads.close()
-        writes.close()
-        await workers.value
     }
 
     /// Applies `updates` to their keys' rows, and those of bound keys, in order, to their TPMs' rows; returns why

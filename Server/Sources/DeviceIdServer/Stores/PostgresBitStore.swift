@@ -205,13 +205,12 @@ public final class PostgresBitStore: BitStore {
         }
     }
 
-    /// Runs the connection pool until a graceful shutdown or cancellation, then lets batches in flight finish and
-    /// closes it.
+    /// Runs the connection pool and the batches until a graceful shutdown or cancellation, then lets batches in flight
+    /// finish and closes the pool.
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.client.run() }
-            try? await gracefulShutdown()
-            await batched.close()
+            await batched.runUntilGracefulShutdown()
             group.cancelAll()
         }
     }

@@ -154,11 +154,10 @@ public final class SQLiteBitStore: BitStore {
         return Array(buffer: value)
     }
 
-    /// Keeps the database open until a graceful shutdown or cancellation, then lets batches in flight finish and
-    /// closes it.
+    /// Runs the batches until a graceful shutdown or cancellation, then lets those in flight finish and closes the
+    /// database.
     public func run() async throws {
-        try? await gracefulShutdown()
-        await batched.close()
+        await batched.runUntilGracefulShutdown()
         try await connection.close()
     }
 

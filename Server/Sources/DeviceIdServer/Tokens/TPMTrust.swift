@@ -2,13 +2,14 @@ import DeviceCheck
 import Foundation
 import NIOConcurrencyHelpers
 
-/// What the TPM endpoints need: the TPM makers the server trusts, and the secret that keys each TPM's pseudonym for
-/// a team (``DeviceCheck/AttestedTPMKey/pseudonym(team:secret:)``), the same on every server sharing a database.
-public final class TPMTrust: Sendable {
+/// What the TPM endpoints need: the TPM makers the server trusts, and where the secret that keys each TPM's pseudonym
+/// for a team (``DeviceCheck/AttestedTPMKey/pseudonym(team:secret:)``) comes from — the same on every server sharing a
+/// database. A description, read once; the secret an application uses is its ``TPMPseudonyms``'.
+public struct TPMTrust: Sendable {
     /// The makers trusted, and the checks of attestations.
     public let verifier: TPMAttestationVerifier
-    /// The secret: given, or read from the store the first time it is needed (``load(from:)``, before the server answers).
-    private let secret: NIOLockedValueBox<[UInt8]?>
+    /// The secret given, or `nil` for the one the server's store keeps.
+    private let givenSecret: [UInt8]?
 
     /// The shortest secret taken: 256 bits.
     public static let minimumSecretSize = 32
@@ -19,15 +20,14 @@ public final class TPMTrust: Sendable {
 
     /// Trust as `verifier` says, with `pseudonymSecret` (at least ``minimumSecretSize`` bytes).
     public init(verifier: TPMAttestationVerifier, pseudonymSecret: [UInt8]) throws {
-        self.verifier = verifier
-        secret = NIOLockedValueBox(try Self.checked(pseudonymSecret))
+        self.init(verifier: verifier, givenSecret: try Self.checked(pseudonymSecret))
     }
 
     /// Trust as `verifier` says, with the secret in the file at `secretFile` (its bytes, exactly) when given, else the
     /// one the server's store keeps, made at random the first time any server asks.
-    package convenience init(verifier: TPMAttestationVerifier, secretFile: String?) throws {
+    package init(verifier: TPMAttestationVerifier, secretFile: String?) throws {
         guard let secretFile else {
-            self.init(verifier: verifier)
+            self.init(verifier: verifier, givenSecret: nil)
             return
         }
         let handle: FileHandle
@@ -41,9 +41,8 @@ public final class TPMTrust: Sendable {
         try self.init(verifier: verifier, pseudonymSecret: Array(bytes))
     }
 
-    private init(verifier: TPMAttestationVerifier) {
-        self.verifier = verifier
-        secret = NIOLockedValueBox(nil)
+    private init(verifier: TPMAttestationVerifier, givenSecret: [UInt8]?) {
+        (self.verifier, self.givenSecret) = (verifier, givenSecret)
     }
 
     /// `secret`, if its size is one taken: ``minimumSecretSize`` to 4,096 bytes.
@@ -52,24 +51,42 @@ public final class TPMTrust: Sendable {
         return secret
     }
 
-    /// Reads the secret from `store` (proposing one made at random) unless it was given or read before.
-    package func load(from store: any BitStore) async throws {
-        _ = try await secret(from: store)
-    }
-
-    /// The pseudonym of `key`'s TPM for `team`, keyed by the secret (read from `store` if it was not yet).
-    func pseudonym(of key: AttestedTPMKey, team: String, store: any BitStore) async throws -> String {
-        key.pseudonym(team: team, secret: try await secret(from: store))
-    }
-
-    private func secret(from store: any BitStore) async throws -> [UInt8] {
-        if let known = secret.withLockedValue({ $0 }) { return known }
+    /// The secret: the one given, else the one `store` keeps (proposing one made at random; every server sharing the
+    /// store gets the one stored first, so asking twice is harmless).
+    func pseudonymSecret(from store: any BitStore) async throws -> [UInt8] {
+        if let givenSecret { return givenSecret }
         var generator = SystemRandomNumberGenerator()   // getrandom(2)
         let proposed = (0..<Self.minimumSecretSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        // Every server sharing the store gets the one stored first: asking twice is harmless.
-        let kept = try Self.checked(try await store.secret(named: Self.secretName, proposing: proposed))
-        secret.withLockedValue { $0 = kept }
-        return kept
+        return try Self.checked(try await store.secret(named: Self.secretName, proposing: proposed))
+    }
+}
+
+/// The TPM pseudonyms of one running application: its ``TPMTrust``'s secret, read from its store once, before the API
+/// answers (``load()``).
+final class TPMPseudonyms: Sendable {
+    let trust: TPMTrust
+    private let store: any BitStore
+    private let secret = NIOLockedValueBox<[UInt8]?>(nil)
+
+    init(trust: TPMTrust, store: any BitStore) {
+        (self.trust, self.store) = (trust, store)
+    }
+
+    /// Reads the secret, unless it was read before.
+    func load() async throws {
+        _ = try await loaded()
+    }
+
+    /// The pseudonym of `key`'s TPM for `team`.
+    func pseudonym(of key: AttestedTPMKey, team: String) async throws -> String {
+        key.pseudonym(team: team, secret: try await loaded())
+    }
+
+    private func loaded() async throws -> [UInt8] {
+        if let known = secret.withLockedValue({ $0 }) { return known }
+        let read = try await trust.pseudonymSecret(from: store)
+        secret.withLockedValue { $0 = read }
+        return read
     }
 }
 
