@@ -45,9 +45,10 @@ let package = Package(
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
-        // The TPM's story, behind `package` API: every call of the TPM Software Stack's ESAPI (endorsement
-        // certificates, attestation keys, TPM2_Certify, credential activation: what OpenSSL's tpm2 provider does not
-        // do), and keys sealed to the TPM. The provider itself, being OpenSSL, is OpenSSLSupport's `TPM`.
+        // The TPM's story beyond OpenSSL, behind `package` API: every call of the TPM Software Stack's ESAPI
+        // (endorsement certificates, attestation keys, TPM2_Certify, credential activation: what OpenSSL's tpm2
+        // provider does not do). The provider itself, and keys sealed to the TPM through it, being OpenSSL, are
+        // OpenSSLSupport's (`TPM`, `TPMSealedKey`): so only DeviceCheck links the TPM Software Stack.
         .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
         // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in
@@ -56,7 +57,7 @@ let package = Package(
         // Layer 1: the Secret Service, told truthfully.
         .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",

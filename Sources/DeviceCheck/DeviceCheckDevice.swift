@@ -43,13 +43,13 @@ public struct DeviceCheckDevice: Sendable {
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
         let issued = Int(Date().timeIntervalSince1970)
-        // 128 bits from getrandom(2): the token's id, no key, so no need to set up OpenSSL's generator for it.
+        // 128 bits from getrandom(2): the token's id, no key. A TPM-held key's token then never sets up OpenSSL's
+        // generator (about a millisecond in a new process); a keyring key's signature sets it up anyway.
         var random = SystemRandomNumberGenerator()
         let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            let kept: Data?? = prefetching ? .some(await prefetched) : .none
-            switch try await self.attestation(of: key, kept: kept) {
+            switch try await self.attestation(of: key, kept: await prefetched) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -97,9 +97,9 @@ public struct DeviceCheckDevice: Sendable {
     }
 
     /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (`kept`,
-    /// when it was read already) when it is of this key, else one made now over the key itself and kept, so that later
-    /// tokens cost one signature.
-    private func attestation(of key: DevicePublicKey, kept: Data??) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// when it was read already, else read now) when it is of this key, else one made now over the key itself and
+    /// kept, so that later tokens cost one signature.
+    private func attestation(of key: DevicePublicKey, kept: Data?) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
         let kept = if let kept { kept } else { await identifier.keptAttestation() }
         if let kept = kept.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {

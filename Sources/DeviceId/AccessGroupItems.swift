@@ -16,9 +16,9 @@ package struct AccessGroupItems: Sendable {
         self.configuration = configuration
     }
 
-    /// The accounts: the identity's, then the library's own, in a fixed order.
+    /// The accounts: the identity's and its TPM attestation's, then the library's own, in a fixed order.
     private var accounts: [String] {
-        [configuration.keychainAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
+        [configuration.keychainAccount, configuration.attestationAccount] + DeviceIdentifierConfiguration.reservedAccounts.sorted()
     }
 
     /// The items there are now, with labels and lock state; never prompts.

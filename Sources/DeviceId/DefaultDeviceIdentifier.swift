@@ -55,7 +55,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
             account: configuration.keychainAccount, accessGroup: configuration.accessGroup, encryptor: encryptor ?? NoEncryptor(),
             label: "Device identity key (\(configuration.accessGroup))", keyring: keyring)
         let attestations = KeychainStorage<Data>(
-            account: Self.attestationAccount, accessGroup: configuration.accessGroup, cacheable: true,
+            account: configuration.attestationAccount, accessGroup: configuration.accessGroup, cacheable: true,
             label: "TPM attestation of the device key (\(configuration.accessGroup))", keyring: keyring)
         self.init(
             validated: configuration, storage: storage, encryptor: encryptor,
@@ -178,9 +178,6 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     }
 
     // MARK: - The TPM's attestation
-
-    /// The account of the item keeping the TPM's attestation of a TPM-held device key.
-    package static let attestationAccount = "swift-deviceid.tpm-attestation"
 
     /// The attestation kept for the device key, as ``keepAttestation(_:)`` was given it; `nil` when none is kept or it
     /// cannot be read (it is made again then: the identity never depends on it).

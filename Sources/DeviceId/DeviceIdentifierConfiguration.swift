@@ -44,12 +44,18 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public static let supportedKeySizes: Set<Int> = [2048, 3072, 4096]
 
     /// Accounts the library keeps its own items under in every access group, which no identity may use:
-    /// the encryption key, the UUID identifier, FRAuth's legacy items and the TPM's attestation of the device key.
+    /// the encryption key, the UUID identifier and FRAuth's legacy items. (Nor may an identity's account end as the
+    /// one of an identity's TPM attestation does: ``attestationAccountSuffix``.)
     public static let reservedAccounts: Set<String> = [
         KeyringKeyProvider.keyAccount, TPMSealedKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
         FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
-        DefaultDeviceIdentifier.attestationAccount,
     ]
+
+    /// How the account of the item keeping an identity's TPM attestation ends: it is the identity's account and this.
+    public static let attestationAccountSuffix = ".tpm-attestation"
+
+    /// The account of the item keeping the TPM's attestation of this identity's device key (public data), beside it.
+    package var attestationAccount: String { keychainAccount + Self.attestationAccountSuffix }
 
     /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)`` /
     /// ``DeviceIdentifierError/invalidKeyProtection(_:)``.
@@ -58,7 +64,8 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
         guard keyProtection != .tpm || keyType == .p256 || keySize == 2048 else {
             throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones): make a P-256 key, or a 2048-bit RSA one")
         }
-        guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount) else {
+        guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount),
+              !keychainAccount.hasSuffix(Self.attestationAccountSuffix) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)
         }
         return self

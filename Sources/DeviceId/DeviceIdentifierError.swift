@@ -30,7 +30,8 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case encryptionMismatch(storedEncrypted: Bool)
     /// RSA key sizes are 2048, 3072 or 4096 bits.
     case invalidKeySize(Int)
-    /// The account is empty, or one the library keeps its own items under.
+    /// The account is empty, one the library keeps its own items under (``DeviceIdentifierConfiguration/reservedAccounts``),
+    /// or one that ends with ``DeviceIdentifierConfiguration/attestationAccountSuffix``, as an identity's TPM attestation's does.
     case invalidAccount(String)
     /// The identity has no private key to sign with (a legacy identifier adopted without one).
     case privateKeyUnavailable

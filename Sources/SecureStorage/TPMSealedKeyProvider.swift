@@ -2,7 +2,6 @@ import Threading
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
-import TPMSupport
 
 /// An AES-256 key sealed to the machine's TPM 2.0: Ping's Secure Enclave-backed encryptor, on Linux.
 ///
@@ -12,7 +11,7 @@ import TPMSupport
 /// on first encryption, exactly once even with concurrent callers in several processes, and kept in memory (wiped
 /// on release) after the first use. Decryption never makes a key.
 ///
-/// The record's format is `TPMSealedKey`'s (in TPMSupport), bound to the access group.
+/// The record's format is `TPMSealedKey`'s (in OpenSSLSupport), bound to the access group.
 public final class TPMSealedKeyProvider: KeyProvider {
     /// The account of the sealed key's item.
     public static let keyAccount = "swift-deviceid.tpm-sealed-key"

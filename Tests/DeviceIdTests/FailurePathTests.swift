@@ -109,13 +109,29 @@ struct FailurePathTests {
         }
     }
 
-    @Test("The library's own accounts, and the empty one, are refused for an identity")
+    @Test("The library's own accounts, the empty one, and one that ends as a TPM attestation's does are refused for an identity")
     func reservedAccounts() throws {
-        for account in DeviceIdentifierConfiguration.reservedAccounts.sorted() + [""] {
+        let attestations = DeviceIdentifierConfiguration.default.attestationAccount
+        for account in DeviceIdentifierConfiguration.reservedAccounts.sorted() + ["", attestations] {
             #expect(throws: DeviceIdentifierError.invalidAccount(account)) {
                 try DefaultDeviceIdentifier(configuration: configuration("g", account: account), keyring: KeyringClient(bus: .address("unix:path=/nonexistent")))
             }
         }
+    }
+
+    @Test("The error-handling article names every case of DeviceIdentifierError")
+    func errorArticleNamesEveryCase() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/DeviceId")
+        let declaration = try String(contentsOf: sources.appendingPathComponent("DeviceIdentifierError.swift"), encoding: .utf8)
+        let article = try String(contentsOf: sources.appendingPathComponent("DeviceId.docc/ErrorHandling.md"), encoding: .utf8)
+        // The enum's cases are the lines `    case name…` (its description's switch is indented deeper).
+        let cases = declaration.split(separator: "\n").compactMap { line -> Substring? in
+            guard line.hasPrefix("    case ") else { return nil }
+            return line.dropFirst("    case ".count).prefix { $0.isLetter || $0.isNumber }
+        }
+        #expect(cases.count >= 27)
+        for name in cases { #expect(article.contains("DeviceIdentifierError/\(name)"), "\(name)") }
     }
 
     @Test("The UUID identifier refuses the encryption key's account before touching the keyring")

@@ -66,7 +66,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("Attested once per key: every token carries the attestation made with the first, kept beside the identity; a new key gets its own, and removing the group removes it")
+    @Test("Attested once per key: every token carries the attestation made with the first, kept beside the identity; another identity of the group and a new key get their own, and removing the group removes it")
     func attestedOnce() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -81,11 +81,23 @@ struct TPMAttestationTests {
                 let again = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client()), team: "TEAM")
                 #expect(try DeviceToken.verify(try await again.generateToken(), team: "TEAM").tpmAttestation == first)
                 let items = AccessGroupItems(keyring: keyring.client(), configuration: identifier.configuration)
-                #expect(try await items.list().contains { $0.attributes["account"] == DefaultDeviceIdentifier.attestationAccount })
+                #expect(try await items.list().contains { $0.attributes["account"] == identifier.configuration.attestationAccount })
+
+                // Another identity in the group (another account) keeps its own: neither replaces the other's.
+                var otherConfiguration = identifier.configuration
+                otherConfiguration.keychainAccount = "other device"
+                let other = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()), team: "TEAM")
+                let others = try #require(try DeviceToken.verify(try await other.generateToken(), team: "TEAM").tpmAttestation)
+                #expect(others.certifiedKey != first.certifiedKey)
+                #expect(try DeviceToken.verify(try await again.generateToken(), team: "TEAM").tpmAttestation == first)
+                let otherAgain = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()), team: "TEAM")
+                #expect(try DeviceToken.verify(try await otherAgain.generateToken(), team: "TEAM").tpmAttestation == others)
 
                 _ = try await identifier.regenerateIdentifier()
                 let renewed = try #require(try DeviceToken.verify(try await device.generateToken(), team: "TEAM").tpmAttestation)
                 #expect(renewed.certifiedKey != first.certifiedKey)
+                #expect(try await AccessGroupItems(keyring: keyring.client(), configuration: otherConfiguration).list()
+                    .contains { $0.attributes["account"] == otherConfiguration.attestationAccount }, "regenerating one identity left the other's")
                 #expect(try await items.deleteAll() > 0)
                 #expect(try await items.list().isEmpty)
             }

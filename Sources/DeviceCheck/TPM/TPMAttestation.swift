@@ -94,7 +94,7 @@ public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConverti
     case untrustedEndorsement(String)
     /// The attestation key is not a restricted signing key fixed to its TPM.
     case unsuitableAttestationKey
-    /// The certified key is not the token's key, or the certify information is for another token.
+    /// The certified key is not the token's key, or the certification was made for another key or token.
     case mismatch(String)
     /// The certified key could leave its TPM (it lacks `fixedTPM`, `fixedParent` or `sensitiveDataOrigin`).
     case notBoundToTPM

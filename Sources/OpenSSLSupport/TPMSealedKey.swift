@@ -1,5 +1,4 @@
 import FoundationEssentials
-import OpenSSLSupport
 
 /// An AES-256 key sealed to this machine's TPM 2.0: a record that holds no usable key, only a P-256 key made in the
 /// TPM (as the TPM wrapped it, useless to any other TPM), a one-time public key, and the AES key encrypted under their
@@ -72,17 +71,21 @@ package enum TPMSealedKey {
         var kek = keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
         defer { cleanse(&kek) }
         var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
-        let authentic = try kek.withUnsafeBytes { kek in
-            try key.withUnsafeMutableBytes { key in
-                try AES256GCM.open(
-                    UnsafeRawBufferPointer(rebasing: record[nonceEnd...]), key: kek, nonce: Array(record[pointEnd..<nonceEnd]), aad: context + bound,
-                    into: key)
+        let authentic: Bool
+        do {
+            authentic = try kek.withUnsafeBytes { kek in
+                try key.withUnsafeMutableBytes { key in
+                    try AES256GCM.open(
+                        UnsafeRawBufferPointer(rebasing: record[nonceEnd...]), key: kek, nonce: Array(record[pointEnd..<nonceEnd]),
+                        aad: context + bound, into: key)
+                }
             }
+        } catch {
+            cleanse(&key)   // it may hold part of the key
+            throw error
         }
-        guard authentic else {
-            cleanse(&key)
-            throw Failure.notAuthentic
-        }
+        // A key that is not authentic was wiped by the open.
+        guard authentic else { throw Failure.notAuthentic }
         return key
     }
 
