@@ -93,17 +93,22 @@ func benchmarkKeyring(_ report: inout Report, iterations: Int) async throws {
 /// The median of `iterations` libsecret stores (`secret_password_storev_sync`) in `service`, the `n`th under
 /// `account(n)`: one account throughout replaces an item, a new one each time creates one.
 func libsecretStores(_ iterations: Int, service: String, account: (Int) -> String) async throws -> Double {
-    var error: UnsafeMutablePointer<GError>?
-    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(["service", "account"]))
-    defer { secret_schema_unref(schema) }
     var index = 0
     return try await Samples(iterations) {
         index += 1
-        let table = stringTable(["service": service, "account": account(index)])
-        defer { g_hash_table_unref(table) }
-        _ = secret_password_storev_sync(schema, table, nil, "Benchmark write", "a written value", nil, &error)
-        try check(error, "secret_password_storev_sync")
+        try libsecretStore(service: service, account: account(index))
     }.median
+}
+
+/// One libsecret store (`secret_password_storev_sync`) under `service` and `account`.
+func libsecretStore(service: String, account: String) throws {
+    var error: UnsafeMutablePointer<GError>?
+    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(["service", "account"]))
+    defer { secret_schema_unref(schema) }
+    let table = stringTable(["service": service, "account": account])
+    defer { g_hash_table_unref(table) }
+    _ = secret_password_storev_sync(schema, table, nil, "Benchmark write", "a written value", nil, &error)
+    try check(error, "secret_password_storev_sync")
 }
 
 /// What the floor of each read is called in the table.
