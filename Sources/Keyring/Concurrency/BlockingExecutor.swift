@@ -3,8 +3,6 @@ import Threading
 
 /// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
 enum BlockingExecutor {
-    private static let workers = WorkerThreads.queue
-
     /// Runs `body` on a worker thread, bounded by `deadline` and cancelled with the calling task.
     /// Errors leave as ``KeyringError``.
     nonisolated(nonsending) static func run<Result: Sendable>(
@@ -14,7 +12,7 @@ enum BlockingExecutor {
         let call = KeyringCall(deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                workers.async {
+                WorkerThreads.start {
                     do {
                         continuation.resume(returning: try body(call))
                     } catch let failure as GLibFailure {
