@@ -5,6 +5,8 @@ import COpenSSL
 ///
 /// SHA-256 and HMAC-SHA256 are in every OpenSSL 3 provider, FIPS included, and fail only on a broken
 /// installation: their return codes are checked with a precondition. SHA-1 may be switched off, so it throws.
+/// The buffer a result is computed into is wiped once the result is copied out (some results are keys); the copy
+/// returned is the caller's to wipe.
 package enum Digest {
     /// SHA-256 of `data`.
     package static func sha256(_ data: some ContiguousBytes) -> [UInt8] {
@@ -21,6 +23,7 @@ package enum Digest {
     /// HMAC-SHA256 of `data` keyed with `key`.
     package static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        defer { cleanse(&output) }
         var length: UInt32 = 0
         guard HMAC(EVP_sha256(), key, Int32(key.count), data, data.count, &output, &length) != nil else {
             preconditionFailure("OpenSSL cannot compute HMAC-SHA256: the installation is broken")
@@ -30,6 +33,7 @@ package enum Digest {
 
     private static func digest(_ data: some ContiguousBytes, _ type: OpaquePointer?, _ function: String) throws(OpenSSLFailure) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        defer { cleanse(&output) }
         var length: UInt32 = 0
         let result = data.withUnsafeBytes { bytes in EVP_Digest(bytes.baseAddress, bytes.count, &output, &length, type, nil) }
         try check(result, function)
