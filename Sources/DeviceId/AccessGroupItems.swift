@@ -23,18 +23,14 @@ package struct AccessGroupItems: Sendable {
 
     /// The items there are now, with labels and lock state; never prompts.
     package func list() async throws -> [KeyringItem] {
-        var found: [KeyringItem] = []
-        for account in accounts { found += try await keyring.items(matching: attributes(account)) }
-        return found
+        try await keyring.items(matchingEach: accounts.map(attributes))
     }
 
     /// Removes every item ``list()`` names (values sealed with the group's encryption key become unreadable for good);
     /// returns how many went.
     @discardableResult
     package func deleteAll() async throws -> Int {
-        var deleted = 0
-        for account in accounts { deleted += try await keyring.deleteAll(matching: attributes(account)) }
-        return deleted
+        try await keyring.deleteAll(matchingEach: accounts.map(attributes))
     }
 
     private func attributes(_ account: String) -> KeyringAttributes {

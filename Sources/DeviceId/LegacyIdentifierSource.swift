@@ -54,11 +54,10 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
     /// (an empty or non-UTF-8 id, a public key that is not exactly one PKCS#1 RSA public key) is
     /// ``DeviceIdentifierError/invalidLegacyIdentifier(source:reason:)``.
     public func legacyIdentity() async throws -> LegacyIdentity? {
-        // Both items are always read: at once, in one round trip's time.
-        async let publicKey = keyring.secret(matching: attributes(Self.publicKeyAccount))
-        async let identifier = keyring.secret(matching: attributes(Self.identifierAccount))
-        let key = try await publicKey.map { key in key.withUnsafeBytes { Data($0) } }
-        return try Self.identity(publicKey: key, identifier: try await identifier, source: name)
+        // Both items are always read, in one lookup.
+        let found = try await keyring.secrets(matching: [attributes(Self.publicKeyAccount), attributes(Self.identifierAccount)])
+        let key = found[0].map { key in key.withUnsafeBytes { Data($0) } }
+        return try Self.identity(publicKey: key, identifier: found[1], source: name)
     }
 
     /// The identity FRAuth's two items make: the public key item's bytes and the identifier item's, as read.
@@ -87,8 +86,7 @@ public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
 
     /// Deletes both FRAuth items.
     public func remove() async throws {
-        try await keyring.deleteAll(matching: attributes(Self.identifierAccount))
-        try await keyring.deleteAll(matching: attributes(Self.publicKeyAccount))
+        try await keyring.deleteAll(matchingEach: [attributes(Self.identifierAccount), attributes(Self.publicKeyAccount)])
     }
 
     private func attributes(_ account: String) -> KeyringAttributes { StorageItem(accessGroup: accessGroup, account: account).attributes }

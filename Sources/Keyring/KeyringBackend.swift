@@ -15,10 +15,11 @@ protocol KeyringBackend: Sendable {
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws -> Bool
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret?
+    func secrets(matching queries: [KeyringAttributes]) async throws -> [KeyringSecret?]
     func secret(of item: KeyringItem) async throws -> KeyringSecret?
-    func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem]
+    func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem]
     func delete(_ item: KeyringItem) async throws -> Bool
-    func deleteAll(matching attributes: KeyringAttributes) async throws -> Int
+    func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int
     func lock(_ collection: KeyringCollection) async throws
     func unlock(_ collection: KeyringCollection) async throws
     /// Where the creation lock for items of this place lives.

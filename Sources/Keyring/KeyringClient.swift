@@ -156,6 +156,13 @@ public struct KeyringClient: Sendable {
         return try await backend.secret(matching: attributes)
     }
 
+    /// The secret each of `queries` addresses, as ``secret(matching:)`` reads it, in their order: looked up together, in one
+    /// lookup of the collections and their lock states.
+    package func secrets(matching queries: [KeyringAttributes]) async throws -> [KeyringSecret?] {
+        try queries.forEach(validate)
+        return try await backend.secrets(matching: queries)
+    }
+
     /// The secret `attributes` address; only when the service definitely has none, stores the one `make`
     /// returns and returns that.
     ///
@@ -204,7 +211,14 @@ public struct KeyringClient: Sendable {
     /// A locked collection's items are listed when the provider shows them while locked (GNOME Keyring does;
     /// KeePassXC shows none until the collection is unlocked).
     public func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
-        try await backend.items(matching: attributes)
+        try await backend.items(matchingEach: [attributes])
+    }
+
+    /// The items each of `queries` addresses, as ``items(matching:)`` lists them, one query's after another's: found
+    /// together, in one lookup of the collections and their lock states.
+    package func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem] {
+        try queries.forEach(validate)
+        return try await backend.items(matchingEach: queries)
     }
 
     /// Deletes `item`; returns `false` when it was already gone.
@@ -219,7 +233,15 @@ public struct KeyringClient: Sendable {
     @discardableResult
     public func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
-        return try await backend.deleteAll(matching: attributes)
+        return try await backend.deleteAll(matchingEach: [attributes])
+    }
+
+    /// Deletes every item each of `queries` addresses, as ``deleteAll(matching:)`` does, found together; returns how
+    /// many went. Locked matches of any query are unlocked first, or the call throws before deleting anything.
+    @discardableResult
+    package func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int {
+        try queries.forEach(validate)
+        return try await backend.deleteAll(matchingEach: queries)
     }
 
     /// Locks `collection` through the Secret Service's `Lock` method. For a keyring file, this process lets go of

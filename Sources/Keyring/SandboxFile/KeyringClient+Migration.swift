@@ -15,7 +15,7 @@ extension KeyringClient {
         let file = KeyringFile.sandbox
         // Each step has the client's timeout: a move of many items takes as long as it needs.
         let service = { self.service(until: callDeadline) }
-        let found = try await service().items(matching: attributes)
+        let found = try await service().items(matchingEach: [attributes])
         var copied: [(item: KeyringItem, secret: KeyringSecret)] = []
         for item in found {
             guard let secret = try await service().secret(of: item) else { continue }

@@ -34,14 +34,19 @@ struct KeyringFileBackend: KeyringBackend {
         return try await BlockingExecutor.run(until: deadline) { call in try file.secret(matching: attributes, call) }
     }
 
+    func secrets(matching queries: [KeyringAttributes]) async throws -> [KeyringSecret?] {
+        let file = file
+        return try await BlockingExecutor.run(until: deadline) { call in try queries.map { try file.secret(matching: $0, call) } }
+    }
+
     func secret(of item: KeyringItem) async throws -> KeyringSecret? {
         let file = file
         return try await BlockingExecutor.run(until: deadline) { call in try file.secret(ofItemWith: item.attributes, call) }
     }
 
-    func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
+    func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem] {
         let file = file
-        return try await BlockingExecutor.run(until: deadline) { call in try file.items(matching: attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try queries.flatMap { try file.items(matching: $0, call) } }
     }
 
     func delete(_ item: KeyringItem) async throws -> Bool {
@@ -49,9 +54,9 @@ struct KeyringFileBackend: KeyringBackend {
         return try await BlockingExecutor.run(until: deadline) { call in try file.delete(itemWith: item.attributes, call) }
     }
 
-    func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
+    func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int {
         let file = file
-        return try await BlockingExecutor.run(until: deadline) { call in try file.deleteAll(matching: attributes, call) }
+        return try await BlockingExecutor.run(until: deadline) { call in try queries.reduce(0) { $0 + (try file.deleteAll(matching: $1, call)) } }
     }
 
     func lock(_ collection: KeyringCollection) async throws {

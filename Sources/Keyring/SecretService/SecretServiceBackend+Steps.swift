@@ -19,15 +19,30 @@ extension SecretServiceBackend {
     /// `Collection.SearchItems` answers at once, locked or not: GNOME Keyring shows a locked collection's
     /// matches, KeePassXC shows none (and holds a service-wide `SearchItems` while every database is locked).
     func matches(_ attributes: KeyringAttributes, _ service: SecretServiceSession, _ call: KeyringCall) throws -> Matches {
-        var matches = Matches()
-        for (collection, locked, found) in try service.lockStatesAndMatches(attributes, call) {
-            switch (locked, found.isEmpty) {
-            case (false, _): matches.unlocked += found
-            case (true, false): matches.locked += found
-            case (true, true): matches.unknown.append(collection)
+        try matches([attributes], service, call)[0]
+    }
+
+    /// ``matches(_:_:_:)`` of each of `queries`, in their order, found together: one lookup of the collections and
+    /// their lock states for all of them.
+    func matches(_ queries: [KeyringAttributes], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [Matches] {
+        guard !queries.isEmpty else { return [] }
+        var matches = Array(repeating: Matches(), count: queries.count)
+        for (collection, locked, found) in try service.lockStatesAndMatches(queries, call) {
+            for (index, found) in found.enumerated() {
+                switch (locked, found.isEmpty) {
+                case (false, _): matches[index].unlocked += found
+                case (true, false): matches[index].locked += found
+                case (true, true): matches[index].unknown.append(collection)
+                }
             }
         }
         return matches
+    }
+
+    /// What one attempt at a read comes to: the secret (`nil`: definitely none), or a look again.
+    private enum ReadAttempt {
+        case done(KeyringSecret?)
+        case lookAgain
     }
 
     /// The secret `attributes` address, or `nil` when the service definitely has no match: every collection
@@ -45,20 +60,34 @@ extension SecretServiceBackend {
         // An item can vanish or be locked between search and read, or a collection be unlocked: look again,
         // a few times at most.
         for _ in 0..<3 {
-            let found = try matches(attributes, service, call)
-            if found.isDefinitelyEmpty { return nil }
-            let candidates = found.unlocked.isEmpty ? found.locked : found.unlocked
-            guard !candidates.isEmpty else {
-                try unlockOrThrow(found.unknown, service, call)
-                continue
-            }
-            let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, service, call)
-            if let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, service, call) {
-                service.setResolvedPath(path, for: attributes)
-                return secret
-            }
+            if case .done(let secret) = try attempt(attributes, try matches(attributes, service, call), service, call) { return secret }
         }
         throw KeyringError.keptChanging("read of the matching items")
+    }
+
+    /// The secret each of `queries` addresses, as ``read(_:_:_:)`` reads it, in their order: one lookup for all of them,
+    /// and another only for a query whose item changed meanwhile.
+    func read(_ queries: [KeyringAttributes], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [KeyringSecret?] {
+        try zip(queries, try matches(queries, service, call)).map { query, found in
+            if case .done(let secret) = try attempt(query, found, service, call) { return secret }
+            return try read(query, service, call)
+        }
+    }
+
+    /// Reads what `found` says `attributes` address.
+    private func attempt(
+        _ attributes: KeyringAttributes, _ found: Matches, _ service: SecretServiceSession, _ call: KeyringCall
+    ) throws -> ReadAttempt {
+        if found.isDefinitelyEmpty { return .done(nil) }
+        let candidates = found.unlocked.isEmpty ? found.locked : found.unlocked
+        guard !candidates.isEmpty else {
+            try unlockOrThrow(found.unknown, service, call)
+            return .lookAgain
+        }
+        let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, service, call)
+        guard let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, service, call) else { return .lookAgain }
+        service.setResolvedPath(path, for: attributes)
+        return .done(secret)
     }
 
     /// The items at `paths` with their properties, oldest first; items gone meanwhile are left out.

@@ -32,10 +32,13 @@ struct SecretServiceBackend: KeyringBackend {
         try await perform { service, call in try readSecret(at: item.id, lockedKnown: item.isLocked, service, call) }
     }
 
-    func items(matching attributes: KeyringAttributes) async throws -> [KeyringItem] {
+    func secrets(matching queries: [KeyringAttributes]) async throws -> [KeyringSecret?] {
+        try await perform { service, call in try read(queries, service, call) }
+    }
+
+    func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem] {
         try await perform { service, call in
-            let found = try matches(attributes, service, call)
-            return try items(at: found.unlocked + found.locked, service, call)
+            try matches(queries, service, call).flatMap { found in try items(at: found.unlocked + found.locked, service, call) }
         }
     }
 
@@ -46,18 +49,18 @@ struct SecretServiceBackend: KeyringBackend {
         }
     }
 
-    func deleteAll(matching attributes: KeyringAttributes) async throws -> Int {
+    func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int {
         try await performWrite { service, call in
-            var found = try matches(attributes, service, call)
-            if !found.locked.isEmpty || !found.unknown.isEmpty {
-                try unlockOrThrow(found.locked + found.unknown, service, call)
-                found = try matches(attributes, service, call)
-                guard found.locked.isEmpty, found.unknown.isEmpty else {
-                    throw KeyringError.locked(collection: (found.locked + found.unknown).first.map(KeyringCollection.name(ofPath:)))
-                }
+            // Locked matches, and locked collections that may hide one (once each, however many queries it answered).
+            let hidden = { (found: [Matches]) in uniqued(found.flatMap { $0.locked + $0.unknown }) }
+            var found = try matches(queries, service, call)
+            if !hidden(found).isEmpty {
+                try unlockOrThrow(hidden(found), service, call)
+                found = try matches(queries, service, call)
+                if let stillLocked = hidden(found).first { throw KeyringError.locked(collection: KeyringCollection.name(ofPath: stillLocked)) }
             }
             var deleted = 0
-            for path in found.unlocked where try deleteIfPresent(path, service, call) {
+            for path in uniqued(found.flatMap(\.unlocked)) where try deleteIfPresent(path, service, call) {
                 deleted += 1
             }
             return deleted
@@ -88,6 +91,12 @@ struct SecretServiceBackend: KeyringBackend {
         return try await BlockingExecutor.run(until: deadline) { call in
             try sessions.withService(call) { try body($0, call) }
         }
+    }
+
+    /// `paths` without repeats, in their order.
+    private func uniqued(_ paths: [String]) -> [String] {
+        var seen = Set<String>()
+        return paths.filter { seen.insert($0).inserted }
     }
 
     /// Runs a step that changes items: one at a time per bus in this process. Writes of one item racing each

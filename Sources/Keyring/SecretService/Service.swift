@@ -4,41 +4,45 @@ import FoundationEssentials
 /// Service interface calls on an open service (see `SecretServiceNames` for how each kind of call travels).
 /// Blocking: run them on a worker thread only.
 extension SecretServiceSession {
-    /// Every collection, whether it is locked, and the items in it that `attributes` address: one round trip
-    /// of latency while the collections are those seen last (the list is asked again in the same batch),
-    /// two when they changed. D-Bus: the Service's `Collections` property, then each collection's `Locked`
-    /// property and `Collection.SearchItems`, pipelined.
+    /// Every collection, whether it is locked, and the items in it that each of `queries` addresses (in the order of
+    /// `queries`): one round trip of latency while the collections are those seen last (the list is asked again in the
+    /// same batch), two when they changed. D-Bus: the Service's `Collections` property, then each collection's `Locked`
+    /// property and a `Collection.SearchItems` per query, pipelined — several queries share the collections and their
+    /// lock states.
     func lockStatesAndMatches(
-        _ attributes: KeyringAttributes, _ call: KeyringCall
-    ) throws -> [(collection: String, locked: Bool, matches: [String])] {
+        _ queries: [KeyringAttributes], _ call: KeyringCall
+    ) throws -> [(collection: String, locked: Bool, matches: [[String]])] {
         var known = knownCollections
         for _ in 0..<3 {
-            let outcomes = callEach([.collections] + known.flatMap { Self.lockAndSearch(attributes, $0) }, call)
+            let outcomes = callEach([.collections] + known.flatMap { Self.lockAndSearch(queries, $0) }, call)
             defer { Pipeline.release(outcomes) }
             let current = try Self.collectionPaths(in: outcomes[0].get())
-            if current == known, let answers = try Self.answers(of: known, in: outcomes.dropFirst()) { return answers }
+            if current == known, let answers = try Self.answers(of: known, queries: queries.count, in: outcomes.dropFirst()) {
+                return answers
+            }
             knownCollections = current
             known = current
         }
         throw KeyringError.keptChanging("search of the collections")
     }
 
-    /// The questions asked of each collection: `Locked`, `SearchItems`, and `Locked` again — a collection locked
-    /// (or unlocked) while it was searched counts as locked, so its empty answer is never taken for "absent".
-    private static func lockAndSearch(_ attributes: KeyringAttributes, _ collection: String) -> [MethodCall] {
-        [.collectionLocked(collection), .searchItems(attributes, inCollection: collection), .collectionLocked(collection)]
+    /// The questions asked of each collection: `Locked`, a `SearchItems` per query, and `Locked` again — a collection
+    /// locked (or unlocked) while it was searched counts as locked, so its empty answer is never taken for "absent".
+    private static func lockAndSearch(_ queries: [KeyringAttributes], _ collection: String) -> [MethodCall] {
+        [.collectionLocked(collection)] + queries.map { .searchItems($0, inCollection: collection) } + [.collectionLocked(collection)]
     }
 
-    /// The answers to ``lockAndSearch(_:_:)`` for each of `collections`, in order; `nil` when a collection went
-    /// away meanwhile (ask again).
+    /// The answers to ``lockAndSearch(_:_:)`` of `queries` queries for each of `collections`, in order; `nil` when a
+    /// collection went away meanwhile (ask again).
     private static func answers(
-        of collections: [String], in outcomes: ArraySlice<MethodReply>
-    ) throws -> [(collection: String, locked: Bool, matches: [String])]? {
+        of collections: [String], queries: Int, in outcomes: ArraySlice<MethodReply>
+    ) throws -> [(collection: String, locked: Bool, matches: [[String]])]? {
         do {
             return try collections.enumerated().map { index, collection in
-                let base = outcomes.startIndex + 3 * index
-                let locked = try lockState(in: outcomes[base].get()) || lockState(in: outcomes[base + 2].get())
-                return (collection, locked, GLibValues.objectPaths(in: try outcomes[base + 1].get(), at: 0))
+                let base = outcomes.startIndex + (queries + 2) * index
+                let locked = try lockState(in: outcomes[base].get()) || lockState(in: outcomes[base + queries + 1].get())
+                let matches = try (base + 1..<base + 1 + queries).map { GLibValues.objectPaths(in: try outcomes[$0].get(), at: 0) }
+                return (collection, locked, matches)
             }
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return nil
