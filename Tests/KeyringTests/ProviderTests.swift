@@ -37,11 +37,17 @@ struct ProviderTests {
                 }, label: "new")
             } == locked)
             #expect(await keyringError { try await client.deleteAll(matching: attributes) } == locked)
+            // Several queries in one lookup: the same answers, for the stored item and for one never stored.
+            let both = [attributes, uniqueAttributes("never stored")]
+            #expect(await keyringError { try await keyring.client().secrets(matching: both) } == locked)
+            #expect(await keyringError { try await client.deleteAll(matchingEach: both) } == locked)
             #expect(try await creates.callCount() == 0)
 
             try await keyring.unlock()
             #expect(try await client.secret(matching: attributes)?.utf8String == "the identity")
             #expect(try await client.items(matching: attributes).count == 1)
+            #expect(try await keyring.client().secrets(matching: both).map { $0?.utf8String } == ["the identity", nil])
+            #expect(try await client.items(matchingEach: both).map(\.label) == ["the identity"])
         }
     }
 
