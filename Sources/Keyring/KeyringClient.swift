@@ -217,8 +217,7 @@ public struct KeyringClient: Sendable {
     /// The items each of `queries` addresses, as ``items(matching:)`` lists them, one query's after another's: found
     /// together, in one lookup of the collections and their lock states.
     package func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem] {
-        try queries.forEach(validate)
-        return try await backend.items(matchingEach: queries)
+        try await backend.items(matchingEach: queries)
     }
 
     /// Deletes `item`; returns `false` when it was already gone.
@@ -237,7 +236,8 @@ public struct KeyringClient: Sendable {
     }
 
     /// Deletes every item each of `queries` addresses, as ``deleteAll(matching:)`` does, found together; returns how
-    /// many went. Locked matches of any query are unlocked first, or the call throws before deleting anything.
+    /// many went. On the Secret Service, locked matches of any query are unlocked first, or the call throws before
+    /// deleting anything; a keyring file is never locked, and deletes what each query addresses in turn.
     @discardableResult
     package func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int {
         try queries.forEach(validate)

@@ -1,57 +1,21 @@
 import Dispatch
+import Glibc
 
 /// Runs blocking work (D-Bus, file, key derivation) on the library's worker threads, never on Swift's cooperative pool.
 package enum WorkerThreads {
-    /// How many pieces of work run at once; more wait their turn, in order. Blocking D-Bus calls each keep several
-    /// replies pending on one connection, and a bus refuses more than it allows per connection.
-    package static let limit = 16
+    /// Blocking calls (D-Bus, files, key generation): sixteen at once. Each blocking D-Bus call keeps several replies
+    /// pending on one connection, and a bus refuses more than it allows per connection.
+    package static let blocking = WorkerPool(limit: 16)
 
-    /// Work waiting for a turn, oldest first from `next`.
-    private struct Turns {
-        var running = 0
-        var waiting: [(@Sendable () -> Void)?] = []
-        var next = 0
-    }
-
-    private static let turns = Locked(Turns())
-
-    /// Starts `work` on a worker thread, or once one of the ``limit`` running pieces is done.
-    ///
-    /// Each worker gets a serial queue of its own: serial queues take their threads from Dispatch's overcommitting
-    /// pool, which adds a thread while every one is blocked, whereas a concurrent queue's pool stops at one thread per
-    /// core — on two cores a third blocking D-Bus call waited for one of the first two to return.
-    package static func start(_ work: @escaping @Sendable () -> Void) {
-        let admitted = turns.withLock { turns in
-            guard turns.running < limit else {
-                turns.waiting.append(work)
-                return false
-            }
-            turns.running += 1
-            return true
-        }
-        guard admitted else { return }
-        DispatchQueue(label: "swift-deviceid.worker", qos: .userInitiated).async {
-            var current = work
-            while true {
-                current()
-                // Take the oldest waiting piece of work, or give the turn back.
-                guard let following = turns.withLock({ turns -> (@Sendable () -> Void)? in
-                    guard turns.next < turns.waiting.count else {
-                        (turns.running, turns.waiting, turns.next) = (turns.running - 1, [], 0)
-                        return nil
-                    }
-                    defer { (turns.waiting[turns.next], turns.next) = (nil, turns.next + 1) }
-                    return turns.waiting[turns.next]
-                }) else { return }
-                current = following
-            }
-        }
-    }
+    /// Work its caller may stop waiting for (``run(abandoningAfter:timedOut:_:)``: a key derivation, a TPM that may not
+    /// answer), one per core: what is abandoned, and keeps its thread until it ends, never holds up the blocking calls,
+    /// and no more memory-hard derivations run at once than there are cores.
+    static let abandonable = WorkerPool(limit: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
     /// Runs `work` on a worker thread and returns its result.
     package static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            start { continuation.resume(with: Result(catching: work)) }
+            blocking.start { continuation.resume(with: Result(catching: work)) }
         }
     }
 }
@@ -78,7 +42,7 @@ extension WorkerThreads {
                     return state.cancelled
                 }
                 guard !cancelled else { return continuation.resume(throwing: CancellationError()) }
-                start { finish(Result(catching: work)) }
+                abandonable.start { finish(Result(catching: work)) }
                 timers.asyncAfter(deadline: .now() + timeout.dispatchInterval) { finish(.failure(timedOut)) }
             }
         } onCancel: {

@@ -135,8 +135,12 @@ struct RoundTripTests {
             // Each secret is the name of its collection. The writer reads what it wrote last;
             // a reader that wrote nothing (another connection, as another process) follows the rule.
             #expect(try await client.secret(matching: attributes)?.utf8String == "login")
+            // Read together with another query, the same: what it wrote, and then still that.
+            #expect(try await client.secrets(matching: [attributes, uniqueAttributes("never stored")]).map { $0?.utf8String } == ["login", nil])
+            #expect(try await client.secret(matching: attributes)?.utf8String == "login")
             let otherReader = keyring.client(transport: .encrypted)
             #expect(try await otherReader.secret(matching: attributes)?.utf8String == winner.collection)
+            #expect(try await otherReader.secrets(matching: [attributes])[0]?.utf8String == winner.collection)
         }
     }
 

@@ -1,7 +1,8 @@
 import Dispatch
 import Threading
 
-/// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task.
+/// Runs blocking libsecret work on worker threads, bounded by a timeout and cancelled with the awaiting task once it
+/// runs (while sixteen blocking calls are under way, it first waits its turn: see `WorkerThreads.blocking`).
 enum BlockingExecutor {
     /// Runs `body` on a worker thread, bounded by `deadline` and cancelled with the calling task.
     /// Errors leave as ``KeyringError``.
@@ -12,7 +13,7 @@ enum BlockingExecutor {
         let call = KeyringCall(deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                WorkerThreads.start {
+                WorkerThreads.blocking.start {
                     do {
                         continuation.resume(returning: try body(call))
                     } catch let failure as GLibFailure {

@@ -65,12 +65,15 @@ extension SecretServiceBackend {
         throw KeyringError.keptChanging("read of the matching items")
     }
 
-    /// The secret each of `queries` addresses, as ``read(_:_:_:)`` reads it, in their order: one lookup for all of them,
-    /// and another only for a query whose item changed meanwhile.
+    /// The secret each of `queries` addresses, as ``read(_:_:_:)`` reads it, in their order: a query that resolved to an
+    /// item before reads that item, the others share one lookup, and a query whose item changed meanwhile looks again.
     func read(_ queries: [KeyringAttributes], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [KeyringSecret?] {
-        try zip(queries, try matches(queries, service, call)).map { query, found in
-            if case .done(let secret) = try attempt(query, found, service, call) { return secret }
-            return try read(query, service, call)
+        let fresh = queries.indices.filter { service.resolvedPath(for: queries[$0]) == nil }
+        var found: [Int: Matches] = [:]
+        for (index, matches) in zip(fresh, try matches(fresh.map { queries[$0] }, service, call)) { found[index] = matches }
+        return try queries.indices.map { index in
+            if let matches = found[index], case .done(let secret) = try attempt(queries[index], matches, service, call) { return secret }
+            return try read(queries[index], service, call)
         }
     }
 
