@@ -38,7 +38,7 @@ public struct DeviceCheckDevice: Sendable {
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
         // A TPM-held key's kept attestation is read while the identity is.
         let (identifier, prefetching) = (identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm)
-        async let prefetched = prefetching ? identifier.keptAttestation() : nil
+        async let prefetched: KeptAttestation = prefetching ? .read(await identifier.keptAttestation()) : .unread
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
@@ -96,13 +96,25 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (`kept`,
-    /// when it was read already, else read now) when it is of this key, else one made now over the key itself and
-    /// kept, so that later tokens cost one signature.
-    private func attestation(of key: DevicePublicKey, kept: Data?) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// The attestation kept beside the identity, as far as it was read with it.
+    private enum KeptAttestation {
+        /// Read: what is kept, or `nil` when nothing is.
+        case read(Data?)
+        /// Not read: the configuration did not say the key is the TPM's.
+        case unread
+    }
+
+    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (read
+    /// now when `kept` was not) when it is of this key, else one made now over the key itself and kept, so that later
+    /// tokens cost one signature.
+    private func attestation(of key: DevicePublicKey, kept: KeptAttestation) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
-        let kept = if let kept { kept } else { await identifier.keptAttestation() }
-        if let kept = kept.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+        var bytes: Data?
+        switch kept {
+        case .read(let read): bytes = read
+        case .unread: bytes = await identifier.keptAttestation()
+        }
+        if let kept = bytes.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
             return .success(kept)
         }
         do {

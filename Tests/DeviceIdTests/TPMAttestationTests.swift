@@ -72,7 +72,13 @@ struct TPMAttestationTests {
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring)
                 let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
-                let tokens = [try await device.generateToken(), try await device.generateToken()].map { try? DeviceToken.verify($0, team: "TEAM") }
+                // The first token, the identity loaded: the kept attestation is looked up once (a search in each of the
+                // two collections), none is found, and the one made is stored (a search in its collection first).
+                _ = try await identifier.identity()
+                let monitor = try await keyring.watchAllCalls()
+                let firstToken = try await device.generateToken()
+                #expect(try await monitor.calls().count { $0.member == "SearchItems" } == 3)
+                let tokens = [firstToken, try await device.generateToken()].map { try? DeviceToken.verify($0, team: "TEAM") }
                 let first = try #require(tokens[0]?.tpmAttestation), second = try #require(tokens[1]?.tpmAttestation)
                 #expect(first == second)
                 #expect(tokens[0]?.tokenID != tokens[1]?.tokenID)
