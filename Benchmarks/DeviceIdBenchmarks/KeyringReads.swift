@@ -100,14 +100,16 @@ func libsecretStores(_ iterations: Int, service: String, account: (Int) -> Strin
     }.median
 }
 
+/// The schema of the libsecret stores, made once: a store measures the store, not the schema.
+private nonisolated(unsafe) let storeSchema = secret_schema_newv(
+    "bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(["service", "account"]))
+
 /// One libsecret store (`secret_password_storev_sync`) under `service` and `account`.
 func libsecretStore(service: String, account: String) throws {
     var error: UnsafeMutablePointer<GError>?
-    let schema = secret_schema_newv("bench.Schema", SECRET_SCHEMA_DONT_MATCH_NAME, attributeTypes(["service", "account"]))
-    defer { secret_schema_unref(schema) }
     let table = stringTable(["service": service, "account": account])
     defer { g_hash_table_unref(table) }
-    _ = secret_password_storev_sync(schema, table, nil, "Benchmark write", "a written value", nil, &error)
+    _ = secret_password_storev_sync(storeSchema, table, nil, "Benchmark write", "a written value", nil, &error)
     try check(error, "secret_password_storev_sync")
 }
 
