@@ -161,8 +161,8 @@ package final class CreationLock: Sendable {
     private static func privateDirectory(ofSocketIn address: String) -> String? {
         guard let first = address.split(separator: ";").first, first.hasPrefix("unix:"),
               let path = first.dropFirst(5).split(separator: ",").first(where: { $0.hasPrefix("path=") })?.dropFirst(5),
-              let slash = path.lastIndex(of: "/") else { return nil }
-        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+              path.contains("/") else { return nil }
+        let directory = folder(of: String(path))
         var status = stat()
         guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid(),
               status.st_mode & 0o077 == 0 else { return nil }
