@@ -149,8 +149,8 @@ public final class PrivateKeyring: Sendable {
         }
     }
 
-    /// Unlocks the default collection with its password, with no prompt (gnome-keyring: restarted with
-    /// `--unlock`, as at login; KeePassXC: its database opened again).
+    /// Unlocks the default collection with its password, with no prompt, as a new login does: the provider restarted
+    /// (gnome-keyring with `--unlock`; KeePassXC and KWallet with their database or wallet opened over their own D-Bus).
     public func unlock() async throws {
         switch provider {
         case .gnomeKeyring:

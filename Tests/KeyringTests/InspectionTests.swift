@@ -5,21 +5,13 @@ import Testing
 
 @Suite("Which keyring answers: the provider's process, the collections and their lock state, the Secret portal")
 struct InspectionTests {
-    static func executableName(of provider: SecretServiceProvider) -> String {
-        switch provider {
-        case .gnomeKeyring: "gnome-keyring-daemon"
-        case .keePassXC: "keepassxc"
-        case .kWallet: "kwalletd5"
-        }
-    }
-
     @Test("provider() names the process owning org.freedesktop.secrets; collections() shows the default, locked or not, never unlocking", arguments: SecretServiceProvider.allLockModes)
     func provider(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let client = keyring.client(unlockPolicy: .interactive)
             let owner = try #require(try await client.provider())
             #expect(owner.busName.hasPrefix(":") && owner.processID != nil)
-            #expect(owner.executable?.hasSuffix("/" + Self.executableName(of: provider)) == true, "\(owner)")
+            #expect(owner.executable?.hasSuffix("/" + provider.executable) == true, "\(owner)")
 
             let unlocked = try await client.collections()
             #expect(unlocked.filter(\.isDefault).map(\.name) == [provider.defaultCollection], "\(unlocked)")
