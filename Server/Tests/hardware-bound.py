@@ -19,6 +19,7 @@ teams, and checks, through Examples/DeviceCheck/backend.py's functions, that:
 import importlib.util, json, os, pathlib, signal, subprocess, sys, time, urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.dont_write_bytecode = True   # loading the backend leaves no __pycache__ in the checkout
 spec = importlib.util.spec_from_file_location("backend", ROOT / "Examples/DeviceCheck/backend.py")
 backend = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(backend)
