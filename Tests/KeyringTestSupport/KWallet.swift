@@ -36,7 +36,8 @@ enum KWallet {
 extension PrivateKeyring {
     private var walletFile: URL { root.appendingPathComponent("home/.local/share/kwalletd/\(KWallet.wallet).kwl") }
 
-    func startKWallet() async throws {
+    /// Starts the daemon with the wallet opened as at login; with `unlock`, unlocked through the Secret Service too.
+    func startKWallet(unlock: Bool) async throws {
         let configuration = root.appendingPathComponent("home/.config")
         try FileManager.default.createDirectory(at: configuration, withIntermediateDirectories: true)
         try KWallet.settings.write(to: configuration.appendingPathComponent("kwalletrc"), atomically: true, encoding: .utf8)
@@ -48,7 +49,12 @@ extension PrivateKeyring {
             await killDaemon()
         }
         try await launchKWallet()
-        try await openAndUnlock()
+        if unlock {
+            try await openAndUnlock()
+        } else {
+            try await openWallet()
+            try await waitUntilDefaultCollection(locked: true)
+        }
     }
 
     /// Locks the collection through the Secret Service's `Lock`, then closes the wallet (the daemon writes it to disk then).

@@ -14,6 +14,9 @@ public final class PrivateKeyring: Sendable {
         case noKeyring
         /// No Secret Service at all: just the bus.
         case busOnly
+        /// KWallet only: the wallet opened as Plasma's login opens it (`pamOpen`), and not yet unlocked by any client of
+        /// the Secret Service.
+        case openedAtLogin
         /// gnome-keyring only: the keyring files and password of another private keyring (a backup restored to a fresh home).
         case restored(KeyringBackup)
     }
@@ -65,6 +68,9 @@ public final class PrivateKeyring: Sendable {
             case .unlocked: try await keyring.startDaemon(unlock: true)
             case .noKeyring: try await keyring.startDaemon(unlock: false)
             case .busOnly: break
+            case .openedAtLogin:
+                precondition(provider == .kWallet, "only KWallet opens its wallet at login")
+                try await keyring.startKWallet(unlock: false)
             case .restored(let backup):
                 try keyring.restoreFiles(backup)
                 try await keyring.startDaemon(unlock: true)
@@ -135,7 +141,7 @@ public final class PrivateKeyring: Sendable {
             try await startKeePassXC(unlockBeforeSearch: unlockBeforeSearch)
         case .kWallet:
             precondition(unlock, "KWallet always opens its wallet")
-            try await startKWallet()
+            try await startKWallet(unlock: true)
         }
     }
 

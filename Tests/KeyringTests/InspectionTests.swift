@@ -25,6 +25,27 @@ struct InspectionTests {
         }
     }
 
+    @Test("KWallet as Plasma's login leaves it: the default alias names kdewallet, locked until a client unlocks it; reads say locked and create nothing; the unlock needs no user")
+    func kWalletAtLogin() async throws {
+        try await PrivateKeyring.with(.openedAtLogin, on: .kWallet) { keyring in
+            let client = keyring.client()
+            let collections = try await client.collections()
+            #expect(collections.filter(\.isDefault).map(\.name) == ["kdewallet"], "\(collections)")
+            #expect(collections.first(where: \.isDefault)?.isLocked == true)
+            let creates = try await keyring.watchCalls(to: "CreateItem")
+            let attributes = uniqueAttributes()
+            #expect(await keyringError { try await client.secret(matching: attributes, orStore: { KeyringSecret(utf8: "new") }, label: "new") }
+                    == .locked(collection: "kdewallet"))
+            #expect(try await creates.callCount() == 0)
+
+            try await keyring.client(unlockPolicy: .interactive).unlock(.default)
+            #expect(try await client.collections().first(where: \.isDefault)?.isLocked == false)
+            #expect(try await client.secret(matching: attributes) == nil)
+            try await client.store(KeyringSecret(utf8: "stored"), label: "stored", attributes: attributes)
+            #expect(try await client.secret(matching: attributes)?.utf8String == "stored")
+        }
+    }
+
     @Test("No provider: provider() is nil and collections() is serviceUnavailable; the Secret portal answers once it runs")
     func noProviderAndPortal() async throws {
         try await PrivateKeyring.with(.busOnly) { keyring in

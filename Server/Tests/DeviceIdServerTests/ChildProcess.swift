@@ -5,13 +5,13 @@ import Foundation
 struct ChildProcess {
     let pid: pid_t
 
-    /// Starts `executable`, its standard output written to `output` (discarded when nil), its errors discarded.
+    /// Starts `executable`, its standard output and errors written to `output` (discarded when nil).
     init(_ executable: String, _ arguments: [String], output: String? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Nothing else of the test runner's: its descriptors, many and high, are no business of the child's (wrk's
         // event loop cannot even watch a socket numbered past its small table).
         guard let closeFrom = Self.addCloseFrom, closeFrom(&actions, 3) == 0 else { throw CocoaError(.featureUnsupported) }
