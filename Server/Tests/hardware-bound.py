@@ -10,8 +10,8 @@ teams, and checks, through Examples/DeviceCheck/backend.py's functions, that:
 
 - a keyring-held key is never hardware-bound, and the backend refuses it a free trial;
 - bits a TPM-held key set before its activation survive it, and the key is then hardware-bound;
-- `deviceid regenerate` makes a new key, whose bits are its own until it is activated, then the TPM's: the free trial
-  is refused; so are another access group's key of the same team, through another server when there are two (they
+- `deviceid regenerate` makes a new key, whose bits are its own until it is activated, then the TPM's, which it could not
+  change before (a bit0 it cleared stays set): the free trial is refused; so are another access group's key of the same team, through another server when there are two (they
   agree on the TPM's pseudonym), and an update through either key changes the bits of both;
 - another team sees none of them, though it proves the same TPM;
 - a new TPM of the same maker, on a new keyring, is a new device (it runs this script again, as `new-machine`).
@@ -144,8 +144,9 @@ def scenario(check: Check):
     check.expect("a new id", new_id != old_id, True)
     second = check.tpm("token", "--team", "TEAM1", "--access-group", "app")
     check.expect("before activation: its own bits", check.bits("TEAM1", second), (200, "Bit State Not Found"))
+    check.expect("bit0 cleared through the key not yet activated", check.call("TEAM1", second, "update_two_bits", bit0=False), (200, ""))
     check.activate("TEAM1", second, server=other)
-    check.expect("after: the TPM's bits", check.bits("TEAM1", second, server=other), bound(True, True))
+    check.expect("after: the TPM's bits, which that key could not change", check.bits("TEAM1", second, server=other), bound(True, True))
     check.expect("the free trial", check.trial("TEAM1", second), "refused")
 
     print("another app (access group) of the team, on the same TPM")

@@ -16,6 +16,11 @@ public enum DeviceToken {
     public static let type = "device-token+jwt"
     /// How long a token is valid after it is made, in seconds.
     public static let lifetime = 600
+    /// The most bytes a token may have: a device's, with a TPM's attestation and endorsement certificate, has a few
+    /// thousand. Anything longer is refused before it is parsed, so no receiver keeps more of a token than this.
+    public static let maximumSize = 16 * 1024
+    /// The most bytes a token's `jti` may have (a device writes 22).
+    public static let maximumTokenIDSize = 64
 
     struct Header: Codable, Equatable {
         let alg: String
@@ -82,6 +87,7 @@ extension DeviceToken {
     /// Checks `token` (the compact JWS as bytes, what ``DeviceCheckDevice/generateToken()`` returns) for `team` at
     /// `now`: shape, the key, the signature, the audience and the time window (with `leeway` for clock skew).
     public static func verify(_ token: Data, team: String, now: Date = Date(), leeway: TimeInterval = 60) throws -> VerifiedDeviceToken {
+        guard token.count <= maximumSize else { throw DeviceTokenError.malformed("over \(maximumSize) bytes") }
         let jws: CompactJWS
         do {
             jws = try CompactJWS(token)
@@ -113,6 +119,9 @@ extension DeviceToken {
             throw DeviceTokenError.badSignature
         }
         guard payload.aud == team else { throw DeviceTokenError.wrongTeam }
+        guard (1...maximumTokenIDSize).contains(payload.jti.utf8.count) else {
+            throw DeviceTokenError.malformed("jti is not 1 to \(maximumTokenIDSize) bytes")
+        }
         guard (0...latestTime).contains(payload.iat), (0...latestTime).contains(payload.exp) else {
             throw DeviceTokenError.malformed("iat or exp is not a time between 1970 and 9999")
         }

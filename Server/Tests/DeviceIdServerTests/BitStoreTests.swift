@@ -125,13 +125,13 @@ struct TPMBindingStoreTests {
         }
     }
 
-    @Test("Keys bound to one TPM share its bits: each key's own merged in, the later update of each bit winning; another team, another TPM and an unbound key stay apart",
+    @Test("Keys bound to one TPM share its bits: a new key's merged in only where the TPM holds none, so a key not yet bound cannot reset the TPM's; another team, another TPM and an unbound key stay apart",
           arguments: Database.allCases)
     func keysOfOneTPM(database: Database) async throws {
         try await database.with { running in
             let store = try await running.open()
             let bind = { (team: String, device: String, tpm: String) in
-                try await store.bindToTPM(team: team, device: device, attestationKeyName: Data([0, 11]), tpm: tpm, at: Date())
+                try await store.bindToTPM(team: team, device: device, tpm: tpm)
             }
             // Before activation, each key has bits of its own.
             try await store.update(team: "TEAM1", device: "first", bit0: true, bit1: nil, at: early)
@@ -141,9 +141,10 @@ struct TPMBindingStoreTests {
 
             try await bind("TEAM1", "first", "tpm-a")
             #expect(try await store.record(team: "TEAM1", device: "first") == DeviceRecord(bits: .init(bit0: true, bit1: false, updated: early), hardwareBound: true))
-            // The second key's bit0 was set later than the first's, its bit1 by it alone: both win.
+            // The second key (a regenerated one, say) cleared bit0 later, before its activation: the TPM's bit0 stays. Its
+            // bit1, which the TPM never had, is kept.
             try await bind("TEAM1", "second", "tpm-a")
-            let shared = DeviceRecord(bits: .init(bit0: false, bit1: true, updated: late), hardwareBound: true)
+            let shared = DeviceRecord(bits: .init(bit0: true, bit1: true, updated: late), hardwareBound: true)
             #expect(try await store.record(team: "TEAM1", device: "first") == shared)
             #expect(try await store.record(team: "TEAM1", device: "second") == shared)
 
@@ -178,14 +179,14 @@ struct TPMBindingStoreTests {
             let stores = database == .postgres ? [try await running.open(), try await running.open()] : [try await running.open()]
             let keys = 0..<150
             for key in keys {
-                try await stores[0].bindToTPM(team: "TEAM1", device: "sibling-\(key)", attestationKeyName: Data([1]), tpm: "tpm-\(key)", at: Date())
+                try await stores[0].bindToTPM(team: "TEAM1", device: "sibling-\(key)", tpm: "tpm-\(key)")
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for key in keys {
                     let (updating, binding) = (stores[key % stores.count], stores[(key + 1) % stores.count])
                     group.addTask { try await updating.update(team: "TEAM1", device: "key-\(key)", bit0: nil, bit1: true, at: Date()) }
                     group.addTask {
-                        try await binding.bindToTPM(team: "TEAM1", device: "key-\(key)", attestationKeyName: Data([1]), tpm: "tpm-\(key)", at: Date())
+                        try await binding.bindToTPM(team: "TEAM1", device: "key-\(key)", tpm: "tpm-\(key)")
                     }
                 }
                 try await group.waitForAll()
@@ -232,12 +233,54 @@ struct TPMBindingStoreTests {
             try await store.migrate()   // again: nothing left to do
             #expect(try await store.takePendingCredential(team: "TEAM1", device: "key") == nil)
             #expect(try await store.record(team: "TEAM1", device: "key").bits == DeviceBits(bit0: true, bit1: false, updated: early))
-            // Its bits meet a TPM's set later (bit1) and earlier (bit0): each bit's later update wins.
+            // Its bits meet a TPM's: the TPM keeps the bits it holds.
             try await store.update(team: "TEAM1", device: "sibling", bit0: false, bit1: nil, at: Date(timeIntervalSince1970: 1_600_000_000))
             try await store.update(team: "TEAM1", device: "sibling", bit0: nil, bit1: true, at: late)
-            try await store.bindToTPM(team: "TEAM1", device: "sibling", attestationKeyName: Data([1]), tpm: "tpm", at: late)
-            try await store.bindToTPM(team: "TEAM1", device: "key", attestationKeyName: Data([1]), tpm: "tpm", at: late)
-            #expect(try await store.record(team: "TEAM1", device: "key") == DeviceRecord(bits: .init(bit0: true, bit1: true, updated: late), hardwareBound: true))
+            try await store.bindToTPM(team: "TEAM1", device: "sibling", tpm: "tpm")
+            try await store.bindToTPM(team: "TEAM1", device: "key", tpm: "tpm")
+            #expect(try await store.record(team: "TEAM1", device: "key") == DeviceRecord(bits: .init(bit0: false, bit1: true, updated: late), hardwareBound: true))
+        }
+    }
+
+    @Test("An update that reaches the database late (its request answered 503 meanwhile) never overwrites a later one, a key's or its TPM's",
+          arguments: Database.allCases)
+    func lateCommit(database: Database) async throws {
+        try await database.with { running in
+            let store = try await running.open()
+            try await store.bindToTPM(team: "TEAM1", device: "bound", tpm: "tpm")
+            for device in ["key", "bound"] {
+                try await store.update(team: "TEAM1", device: device, bit0: true, bit1: nil, at: later)
+                try await store.update(team: "TEAM1", device: device, bit0: false, bit1: true, at: late)   // sent before, committed after
+                #expect(try await store.record(team: "TEAM1", device: device).bits == DeviceBits(bit0: true, bit1: true, updated: later), "\(device)")
+            }
+            await running.stop(store)
+        }
+    }
+
+    @Test("A binding that fails part way binds nothing: the key keeps its own bits and is not hardware-bound until a binding succeeds",
+          arguments: Database.allCases)
+    func interruptedBinding(database: Database) async throws {
+        // Every write to a TPM's row fails: the binding's merge of the key's bits, after the key's row was bound.
+        let (fault, repair) = switch database {
+        case .sqlite:
+            (["INSERT", "UPDATE"].map { "CREATE TRIGGER fault_\($0) BEFORE \($0) ON bits WHEN new.device LIKE 'tpm:%' BEGIN SELECT RAISE(ABORT, 'fault'); END" },
+             ["DROP TRIGGER fault_INSERT", "DROP TRIGGER fault_UPDATE"])
+        case .postgres:
+            (["CREATE FUNCTION fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'fault'; END $$",
+              "CREATE TRIGGER fault BEFORE INSERT OR UPDATE ON bits FOR EACH ROW WHEN (new.device LIKE 'tpm:%') EXECUTE FUNCTION fault()"],
+             ["DROP TRIGGER fault ON bits"])
+        }
+        try await database.with { running, execute in
+            let store = try await running.open()
+            try await store.update(team: "TEAM1", device: "key", bit0: true, bit1: nil, at: late)
+            try await execute(fault)
+            await #expect(throws: (any Error).self) { try await store.bindToTPM(team: "TEAM1", device: "key", tpm: "tpm") }
+            #expect(try await store.record(team: "TEAM1", device: "key") == DeviceRecord(bits: .init(bit0: true, bit1: false, updated: late), hardwareBound: false))
+            try await execute(repair)
+            try await store.bindToTPM(team: "TEAM1", device: "key", tpm: "tpm")
+            try await store.bindToTPM(team: "TEAM1", device: "sibling", tpm: "tpm")
+            #expect(try await store.record(team: "TEAM1", device: "sibling") == DeviceRecord(bits: .init(bit0: true, bit1: false, updated: late), hardwareBound: true))
+            await running.stop(store)
         }
     }
 

@@ -9,6 +9,7 @@ import JWTKit
 import Keyring
 import Logging
 import Prometheus
+import SQLiteNIO
 import SecureStorage
 import Testing
 
@@ -20,14 +21,29 @@ enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
 
     /// Runs `body` with the stores it opens on fresh data, running (each open a new server process's connection).
     func with<Value>(_ body: (RunningStores) async throws -> Value) async throws -> Value {
+        try await with { running, _ in try await body(running) }
+    }
+
+    /// Runs `body` with the stores it opens on fresh data, and a way to run SQL statements on that data as its owner,
+    /// each statement committed before it returns.
+    func with<Value>(_ body: (RunningStores, _ execute: @Sendable ([String]) async throws -> Void) async throws -> Value) async throws -> Value {
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            return try await RunningStores.with(make: { try await SQLiteBitStore(path: directory + "/bits.sqlite") }, body)
+            let path = directory + "/bits.sqlite"
+            return try await RunningStores.with(make: { try await SQLiteBitStore(path: path) }) { running in
+                try await body(running) { statements in
+                    let connection = try await SQLiteConnection.open(storage: .file(path: path))
+                    for statement in statements { _ = try await connection.query(statement, []) }
+                    try await connection.close()
+                }
+            }
         case .postgres:
             return try await PrivatePostgres.with { server in
-                try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }, body)
+                try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }) { running in
+                    try await body(running) { statements in try server.execute(statements.joined(separator: "; ")) }
+                }
             }
         }
     }

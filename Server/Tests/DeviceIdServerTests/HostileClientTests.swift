@@ -49,10 +49,10 @@ enum Handmade {
         return token.base64EncodedString()
     }
 
-    /// A token payload for TEAM1 made now, with `iat` and `exp` as given (by default, valid ones).
-    static func payload(iat: String? = nil, exp: String? = nil) -> String {
+    /// A token payload for TEAM1 made now, with `iat`, `exp` and `jti` as given (by default, valid ones).
+    static func payload(iat: String? = nil, exp: String? = nil, jti: String = "AAAAAAAAAAAAAAAAAAAAAA") -> String {
         let now = Int(Date().timeIntervalSince1970)
-        return #"{"aud":"TEAM1","exp":\#(exp ?? String(now + 600)),"iat":\#(iat ?? String(now)),"jti":"AAAAAAAAAAAAAAAAAAAAAA"}"#
+        return #"{"aud":"TEAM1","exp":\#(exp ?? String(now + 600)),"iat":\#(iat ?? String(now)),"jti":"\#(jti)"}"#
     }
 }
 
@@ -163,6 +163,32 @@ struct HostileClientTests {
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="body"} 1"#))
             await running.stop(fixture.store)
         }
+    }
+}
+
+@Suite("What a hostile team's tokens can make the server keep: bounded in bytes")
+struct FatTokenTests {
+    @Test("Thousands of tokens with a 20 KB jti are refused and kept nowhere; tokens within the caps are kept in the cache's bytes")
+    func fatTokens() async throws {
+        let capacity = 256 << 10
+        let tokens = VerifiedTokens(tpm: nil, byteCapacity: capacity)
+        let key = ES256PrivateKey()
+        let fat = String(repeating: "A", count: 20_000)
+        for _ in 0..<3_000 {
+            let token = try await Handmade.deviceToken(key: key, payload: Handmade.payload(jti: fat))
+            #expect(throws: DeviceRequest.Refusal.self) { try tokens.verify(token, team: "TEAM1", now: Date()) }
+        }
+        #expect(tokens.cachedBytes == 0)
+        let longest = String(repeating: "B", count: DeviceToken.maximumTokenIDSize - 4)
+        let overLong = try await Handmade.deviceToken(key: key, payload: Handmade.payload(jti: longest + "BBBBB"))
+        #expect(throws: DeviceRequest.Refusal.self) { try tokens.verify(overLong, team: "TEAM1", now: Date()) }
+        var largest = 0
+        for index in 0..<500 {
+            let token = try await Handmade.deviceToken(key: key, payload: Handmade.payload(jti: longest + String(format: "%04d", index)))
+            _ = try tokens.verify(token, team: "TEAM1", now: Date())
+            largest = max(largest, tokens.cachedBytes)
+        }
+        #expect(largest > capacity / 2 && largest <= capacity, "\(largest) bytes")
     }
 }
 

@@ -40,6 +40,17 @@ struct PostgresConnectionTests {
         await #expect(throws: StoreError.self) { try await PostgresBitStore(url: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable", environment: [:]) }
     }
 
+    @Test("Without sslmode, a host that is not loopback has its certificate checked (verify-full); loopback keeps libpq's prefer")
+    func verifiedByDefault() throws {
+        for host in ["db.example.com", "10.0.0.5", "[2001:db8::1]", "127.0.0.1.example.com", "localhost.example.com"] {
+            #expect(try PostgresTarget(url: "postgres://u@\(host)/db", environment: [:]).sslMode == "verify-full", "\(host)")
+        }
+        for host in ["localhost", "127.0.0.1", "127.4.5.6", "[::1]"] {
+            #expect(try PostgresTarget(url: "postgres://u@\(host)/db", environment: [:]).sslMode == "prefer", "\(host)")
+        }
+        #expect(try PostgresTarget(url: "postgres://u@db.example.com/db?sslmode=require", environment: [:]).sslMode == "require")
+    }
+
     @Test("URLs libpq would not take, or that would weaken TLS, are refused before connecting")
     func badURLs() async {
         for url in ["postgres://127.0.0.1/db", "postgres://u@127.0.0.1/db?sslmode=allow", "postgres://u@127.0.0.1/db?sslmode=require&sslmode=disable",

@@ -47,8 +47,7 @@ struct TPMController: Sendable {
         guard let pending = try await store.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
               pending.attestationKeyName == attested.attestationKeyName,
               CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
-        try await store.bindToTPM(
-            team: call.team.id, device: call.device, attestationKeyName: attested.attestationKeyName, tpm: pending.tpm, at: call.now)
+        try await store.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
         return Answer.text(.ok, "")
     }
 

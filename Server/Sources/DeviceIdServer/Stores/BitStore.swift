@@ -39,7 +39,8 @@ public struct DeviceRecord: Sendable, Hashable {
     /// The device's bits, `nil` when none was ever set: the key's own, or, once the key is bound to its TPM, the
     /// TPM's, which every key of that TPM bound for the team shares.
     public var bits: DeviceBits?
-    /// Whether the key proved it is held by a TPM (an attestation, then credential activation).
+    /// Whether the key proved it is held by a TPM (an attestation, then credential activation): whether its bits
+    /// are its TPM's.
     public var hardwareBound: Bool
 
     /// A record.
@@ -105,11 +106,11 @@ public protocol BitStore: Service {
     func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws
     /// Removes and returns the credential `device` of `team` may return, if any: each is answered once.
     func takePendingCredential(team: String, device: String) async throws -> PendingCredential?
-    /// Records that `device`'s key is held by the TPM of the attestation key named `attestationKeyName`, whose
-    /// pseudonym for `team` is `tpm`. From then on the key reads and writes the TPM's bits, shared by every key of that
-    /// TPM bound for `team`, into which the key's own are merged (of each bit, the later update wins). A key already
-    /// bound stays with the TPM it was bound to first.
-    func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws
+    /// Binds `device`'s key to the TPM whose pseudonym for `team` is `tpm`, in one transaction: from then on the key
+    /// reads and writes the TPM's bits, shared by every key of that TPM bound for `team`, and it is `hardwareBound`.
+    /// The key's own bits are merged in only where the TPM holds none: a key cannot change a bit its TPM's other keys
+    /// set. A key already bound stays with the TPM it was bound to first.
+    func bindToTPM(team: String, device: String, tpm: String) async throws
     /// The secret named `name`: the one stored, or else `proposed`, stored. Every server sharing the database gets the
     /// same, whichever asks first.
     func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8]

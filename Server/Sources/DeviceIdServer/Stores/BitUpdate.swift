@@ -24,10 +24,17 @@ struct DeviceKey: Hashable, Sendable {
     }
 }
 
-/// A bit as an update set it, and when (milliseconds since 1970): when two keys' bits meet, the later one wins.
+/// A bit as an update set it, and when (milliseconds since 1970): of two updates of a bit, the later one wins,
+/// whichever arrives last.
 struct SetBit: Sendable, Equatable {
     let value: Bool
     let milliseconds: Int64
+
+    /// Of `earlier` and `later` (in the order they arrived), the one set later; the one that arrived later on a tie.
+    static func latest(_ earlier: SetBit?, _ later: SetBit?) -> SetBit? {
+        guard let earlier, let later else { return later ?? earlier }
+        return earlier.milliseconds > later.milliseconds ? earlier : later
+    }
 }
 
 /// One update request: the bits it sets (`nil` keeps a bit), each with its time, and the time of the update.
@@ -43,23 +50,23 @@ struct BitUpdate: Sendable {
         self.milliseconds = milliseconds
     }
 
-    /// This update followed by `later`, as one.
+    /// This update followed by `later`, as one: of each bit, the one set later.
     func then(_ later: BitUpdate) -> BitUpdate {
         var merged = later
-        merged.bit0 = later.bit0 ?? bit0
-        merged.bit1 = later.bit1 ?? bit1
+        merged.bit0 = SetBit.latest(bit0, later.bit0)
+        merged.bit1 = SetBit.latest(bit1, later.bit1)
         merged.milliseconds = max(milliseconds, later.milliseconds)
         return merged
     }
 
     /// `updates` as if applied one after the other: those of one device merged into one (the later bit wins), and
-    /// grouped by the bits they set, each group with its SQL assignments for an `ON CONFLICT DO UPDATE`.
+    /// grouped by the bits they set, each group with its SQL assignments for an `ON CONFLICT DO UPDATE`
+    /// (``BitsSQL/updateAssignments(setting:)``).
     static func merged(_ updates: [BitUpdate]) -> [(assignments: String, updates: [BitUpdate])] {
         var merged: [DeviceKey: BitUpdate] = [:]
         for update in updates { merged[update.key] = merged[update.key].map { $0.then(update) } ?? update }
         return Dictionary(grouping: merged.values) { [$0.bit0 != nil, $0.bit1 != nil] }.map { bitsSet, group in
-            let assignments = zip(["bit0", "bit1"], bitsSet).filter(\.1).map { "\($0.0) = excluded.\($0.0), \($0.0)_ms = excluded.\($0.0)_ms" }
-            return ((assignments + ["updated_ms = excluded.updated_ms"]).joined(separator: ", "), group)
+            (BitsSQL.updateAssignments(setting: zip(["bit0", "bit1"], bitsSet).filter(\.1).map(\.0)), group)
         }
     }
 }

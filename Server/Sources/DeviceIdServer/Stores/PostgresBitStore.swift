@@ -18,8 +18,15 @@ public final class PostgresBitStore: BitStore {
     /// How long one statement may wait for the database, an outage included, before the request it answers fails.
     static let operationTimeout: Duration = .seconds(5)
 
-    /// A pool of connections to `configuration`, which connects while ``run()`` runs.
+    /// How long the database lets one statement run, lock waits included: less than ``operationTimeout``, so that a
+    /// statement whose request was answered `503` is over, committed or rolled back, soon after, not minutes later.
+    static let statementTimeout: Duration = .seconds(4)
+
+    /// A pool of connections to `configuration`, which connects while ``run()`` runs; each connection's statements are
+    /// ended by the database past ``statementTimeout``.
     public init(configuration: PostgresClient.Configuration) {
+        var configuration = configuration
+        configuration.options.additionalStartupParameters.append(("statement_timeout", "\(Self.statementTimeout.components.seconds * 1000)"))
         let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "deviceid-server.postgres"))
         self.client = client
         batched = BatchedBits(
@@ -81,11 +88,20 @@ public final class PostgresBitStore: BitStore {
                     CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
                         tpm TEXT NOT NULL, digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
                     """, logger: Self.logger)
-                _ = try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL,
-                        bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))
-                    """, logger: Self.logger)
+                if !(try await columns("tpm_bindings")).isEmpty {
+                    // Bindings were kept apart from the bits, and one interrupted after its key's row was bound left the
+                    // key's bits out of the TPM's: merged now, one key at a time, as a binding merges them; then being
+                    // bound is the row's alone.
+                    _ = try await connection.query(
+                        """
+                        DO $$ DECLARE r record; BEGIN
+                            FOR r IN SELECT * FROM bits WHERE subject IS NOT NULL AND updated_ms > 0 ORDER BY team, device LOOP
+                                \(unescaped: BitsSQL.mergeIntoTPM(BitsSQL.boundRow("r")));
+                            END LOOP;
+                        END $$
+                        """, logger: Self.logger)
+                    _ = try await connection.query("DROP TABLE tpm_bindings", logger: Self.logger)
+                }
                 _ = try await connection.query(
                     "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)", logger: Self.logger)
             }
@@ -117,7 +133,6 @@ public final class PostgresBitStore: BitStore {
                     (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
                 """, logger: Self.logger)
             try await client.query("DELETE FROM tpm_challenges WHERE team = \(id)", logger: Self.logger)
-            try await client.query("DELETE FROM tpm_bindings WHERE team = \(id)", logger: Self.logger)
             let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
             return !removed.isEmpty
         }
@@ -165,31 +180,19 @@ public final class PostgresBitStore: BitStore {
         }
     }
 
-    public func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws {
+    public func bindToTPM(team: String, device: String, tpm: String) async throws {
         try await withDeadline(Self.operationTimeout, "binding a device to its TPM") { [client] in
-            let bound = Int64(time.timeIntervalSince1970 * 1000)
-            try await client.query(
+            var binds = PostgresBindings()
+            for value in [team, device, DeviceKey.tpm(team: team, pseudonym: tpm).device] { binds.append(value) }
+            let binding = """
+                WITH bound AS (\(BitsSQL.bind)),
+                merged AS (\(BitsSQL.mergeIntoTPM("SELECT team, subject, bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bound WHERE updated_ms > 0")))
+                SELECT subject FROM bound
                 """
-                INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (\(team), \(device), \(attestationKeyName), \(bound))
-                ON CONFLICT (team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
-                """, logger: Self.logger)
-            // The key's row names the TPM's first (its row lock orders it with updates of the key): from then on updates
-            // of the key go there. Then its bits are merged in.
-            var tpmRow: String?
-            for try await subject in try await client.query(
-                """
-                INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject)
-                VALUES (\(team), \(device), false, false, 0, \(DeviceKey.tpm(team: team, pseudonym: tpm).device))
-                ON CONFLICT (team, device) DO UPDATE SET subject = coalesce(bits.subject, excluded.subject) RETURNING subject
-                """, logger: Self.logger).decode(String.self) { tpmRow = subject }
-            guard let tpmRow else { throw StoreError.noRow("binding a key to its TPM") }
-            try await client.query(
-                """
-                INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
-                SELECT team, \(tpmRow), bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bits
-                WHERE team = \(team) AND device = \(device) AND updated_ms > 0
-                ON CONFLICT (team, device) DO UPDATE SET \(unescaped: BitsSQL.mergeAssignments)
-                """, logger: Self.logger)
+            for try await _ in try await client.query(PostgresQuery(unsafeSQL: binding, binds: binds), logger: Self.logger).decode(String.self) {
+                return
+            }
+            throw StoreError.noRow("binding a key to its TPM")
         }
     }
 
@@ -219,8 +222,7 @@ public final class PostgresBitStore: BitStore {
     private static func records(of keys: [DeviceKey], in client: PostgresClient) async throws -> [DeviceRecord] {
         let rows = try await client.query(
             """
-            SELECT k.team, k.device, \(unescaped: BitsSQL.mergedColumns),
-                EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = k.team AND t.device = k.device)
+            SELECT k.team, k.device, \(unescaped: BitsSQL.recordColumns)
             FROM unnest(\(keys.map(\.team))::text[], \(keys.map(\.device))::text[]) AS k(team, device)
             LEFT JOIN bits d ON d.team = k.team AND d.device = k.device LEFT JOIN bits s ON s.team = d.team AND s.device = d.subject
             """, logger: logger)

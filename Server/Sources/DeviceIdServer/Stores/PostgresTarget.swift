@@ -1,11 +1,14 @@
 import Foundation
 import Logging
+import NIOCore
 import NIOSSL
 import PostgresNIO
 
 /// The PostgreSQL server a `postgres://` URL names, read as libpq reads one: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB`
-/// with the parameters `host` (a Unix socket's directory), `sslmode` (`disable`, `prefer` — libpq's default —,
-/// `require`, `verify-ca`, `verify-full`) and `sslrootcert` (the CA certificates `verify-*` trust; else the system's).
+/// with the parameters `host` (a Unix socket's directory), `sslmode` (`disable`, `prefer`, `require`, `verify-ca`,
+/// `verify-full`) and `sslrootcert` (the CA certificates `verify-*` trust; else the system's). Without `sslmode`, a host
+/// that is not loopback is `verify-full`, not libpq's `prefer`: its certificate is checked, as the team keys read from it
+/// must not come from a man in the middle; loopback (`localhost`, `127.0.0.0/8`, `::1`) is `prefer`.
 /// The password comes from the URL, else `PGPASSWORD`, else the passfile (`PGPASSFILE`, else `~/.pgpass`, used only
 /// when no other user can read it), so it never has to be in a command's arguments.
 package struct PostgresTarget: Sendable {
@@ -14,6 +17,9 @@ package struct PostgresTarget: Sendable {
     let endpoint: Endpoint
     let user: String, password: String?, database: String?
     private let tls: TLSMode
+
+    /// libpq's `sslmode` the target is reached with: the URL's, else the default for its host.
+    package let sslMode: String
 
     private enum TLSMode {
         case disable
@@ -48,11 +54,13 @@ package struct PostgresTarget: Sendable {
             endpoint = .socket("\(directory)/.s.PGSQL.\(port)")
             name = "\(directory)/.s.PGSQL.\(port)"
             tls = .disable
+            sslMode = "disable"
         } else {
             guard let host = url.host, !host.isEmpty else { throw StoreError.badURL("no host") }
             endpoint = .tcp(host: host, port: port)
             name = "\(host):\(port)"
-            tls = try Self.tls(mode: parameters["sslmode"] ?? "prefer", rootCertificates: parameters["sslrootcert"])
+            sslMode = parameters["sslmode"] ?? (Self.isLoopback(host) ? "prefer" : "verify-full")
+            tls = try Self.tls(mode: sslMode, rootCertificates: parameters["sslrootcert"])
         }
         self.user = user
         database = url.path.hasPrefix("/") && url.path.count > 1 ? String(url.path.dropFirst()) : nil
@@ -110,6 +118,13 @@ package struct PostgresTarget: Sendable {
             // Not the server's answer: the TLS context could not be made from the URL's settings.
             throw StoreError.unreachable(name, reason: "TLS cannot be set up: \(error)", temporary: false)
         }
+    }
+
+    /// Whether `host` (a URL's, an IPv6 address maybe in brackets) is `localhost` or a loopback address.
+    private static func isLoopback(_ host: String) -> Bool {
+        let host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard let address = (try? SocketAddress(ipAddress: host, port: 0))?.ipAddress else { return host == "localhost" }
+        return address.hasPrefix("127.") || address == "::1"
     }
 
     /// libpq's `sslmode`: `verify-*` check the server's certificate against `rootCertificates` (a PEM file) or the

@@ -48,11 +48,14 @@ public final class SQLiteBitStore: BitStore {
             CREATE TABLE IF NOT EXISTS tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL, tpm TEXT NOT NULL,
                 digest BLOB NOT NULL, expires_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
             """,
-            """
-            CREATE TABLE IF NOT EXISTS tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BLOB NOT NULL,
-                bound_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
-            """,
             "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+            // A binding's merge, in the statement that binds: SQLite runs one statement at a time on the one connection,
+            // so a transaction of two would take in every statement run between them.
+            """
+            CREATE TRIGGER IF NOT EXISTS bits_bound AFTER UPDATE OF subject ON bits FOR EACH ROW
+            WHEN old.subject IS NULL AND new.subject IS NOT NULL AND new.updated_ms > 0
+            BEGIN \(BitsSQL.mergeIntoTPM(BitsSQL.boundRow("new"))); END
+            """,
         ] {
             _ = try await connection.query(statement, [])
         }
@@ -64,6 +67,13 @@ public final class SQLiteBitStore: BitStore {
             ] {
                 _ = try await connection.query(statement, [])
             }
+        }
+        if !(try await columns(of: "tpm_bindings")).isEmpty {
+            // Bindings were kept apart from the bits, and one interrupted after its key's row was bound left the key's
+            // bits out of the TPM's: merged now, as a binding merges them; then being bound is the row's alone.
+            _ = try await connection.query(
+                BitsSQL.mergeIntoTPM("SELECT team, subject, bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bits WHERE subject IS NOT NULL AND updated_ms > 0"), [])
+            _ = try await connection.query("DROP TABLE tpm_bindings", [])
         }
     }
 
@@ -83,7 +93,7 @@ public final class SQLiteBitStore: BitStore {
 
     public func removeTeam(_ id: String) async throws -> Bool {
         let existed = try await connection.query("SELECT id FROM teams WHERE id = ?", [.text(id)]).isEmpty == false
-        for table in ["bits", "tpm_challenges", "tpm_bindings"] {
+        for table in ["bits", "tpm_challenges"] {
             _ = try await connection.query("DELETE FROM \(table) WHERE team = ?", [.text(id)])
         }
         _ = try await connection.query("DELETE FROM teams WHERE id = ?", [.text(id)])
@@ -122,28 +132,9 @@ public final class SQLiteBitStore: BitStore {
             attestationKeyName: Data(buffer: name), tpm: tpm, digest: Data(buffer: digest), expires: Date(timeIntervalSince1970: Double(expires) / 1000))
     }
 
-    public func bindToTPM(team: String, device: String, attestationKeyName: Data, tpm: String, at time: Date) async throws {
-        _ = try await connection.query(
-            """
-            INSERT INTO tpm_bindings (team, device, ak_name, bound_ms) VALUES (?, ?, ?, ?)
-            ON CONFLICT(team, device) DO UPDATE SET ak_name = excluded.ak_name, bound_ms = excluded.bound_ms
-            """,
-            [.text(team), .text(device), .blob(ByteBuffer(bytes: attestationKeyName)), .integer(Int(time.timeIntervalSince1970 * 1000))])
-        // The key's row names the TPM's first: from then on updates of the key go there. Then its bits are merged in.
-        let bound = try await connection.query(
-            """
-            INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject) VALUES (?, ?, 0, 0, 0, ?)
-            ON CONFLICT(team, device) DO UPDATE SET subject = coalesce(bits.subject, excluded.subject) RETURNING subject
-            """,
-            [.text(team), .text(device), .text(DeviceKey.tpm(team: team, pseudonym: tpm).device)])
-        guard let tpmRow = bound.first?.column("subject")?.string else { throw StoreError.noRow("binding a key to its TPM") }
-        _ = try await connection.query(
-            """
-            INSERT INTO bits (team, device, bit0, bit1, bit0_ms, bit1_ms, updated_ms)
-            SELECT team, ?, bit0, bit1, bit0_ms, bit1_ms, updated_ms FROM bits WHERE team = ? AND device = ? AND updated_ms > 0
-            ON CONFLICT(team, device) DO UPDATE SET \(BitsSQL.mergeAssignments)
-            """,
-            [.text(tpmRow), .text(team), .text(device)])
+    public func bindToTPM(team: String, device: String, tpm: String) async throws {
+        let bound = try await connection.query(BitsSQL.bind, [.text(team), .text(device), .text(DeviceKey.tpm(team: team, pseudonym: tpm).device)])
+        guard bound.first?.column("subject")?.string != nil else { throw StoreError.noRow("binding a key to its TPM") }
     }
 
     public func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8] {
@@ -166,8 +157,7 @@ public final class SQLiteBitStore: BitStore {
         let rows = try await connection.query(
             "WITH k(team, device) AS (VALUES " + repeatElement("(?, ?)", count: keys.count).joined(separator: ", ") + ") "
                 + """
-                SELECT k.team, k.device, \(BitsSQL.mergedColumns),
-                    EXISTS (SELECT 1 FROM tpm_bindings t WHERE t.team = k.team AND t.device = k.device) AS hardware_bound
+                SELECT k.team, k.device, \(BitsSQL.recordColumns)
                 FROM k LEFT JOIN bits d ON d.team = k.team AND d.device = k.device LEFT JOIN bits s ON s.team = d.team AND s.device = d.subject
                 """,
             keys.flatMap { [.text($0.team), .text($0.device)] })

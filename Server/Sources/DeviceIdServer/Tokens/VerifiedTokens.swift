@@ -9,32 +9,43 @@ package struct CheckedToken: Sendable {
 }
 
 /// Device tokens verified before, by team and token text, until they expire. The answer for a token never changes
-/// before its `exp`, so a cached one is exactly what verifying again would say. Bounded: when full, it starts over.
+/// before its `exp`, so a cached one is exactly what verifying again would say. Bounded in bytes, whatever the tokens a
+/// team sends (each at most ``DeviceToken/maximumSize``): when full, it starts over.
 package final class VerifiedTokens: Sendable {
     private struct Key: Hashable {
         let team: String
         let token: String
     }
 
-    private let verified = NIOLockedValueBox<[Key: CheckedToken]>([:])
-    private let tpm: TPMAttestationVerifier?
-    private static let capacity = 50_000
-
-    /// Checks tokens, and with `tpm` the TPM attestations they carry (without it, attestations are not looked at).
-    package init(tpm: TPMAttestationVerifier?) {
-        self.tpm = tpm
+    private struct Cache {
+        var entries: [Key: CheckedToken] = [:]
+        var bytes = 0
     }
+
+    private let verified = NIOLockedValueBox(Cache())
+    private let tpm: TPMAttestationVerifier?
+    private let byteCapacity: Int
+
+    /// Checks tokens, and with `tpm` the TPM attestations they carry (without it, attestations are not looked at);
+    /// keeps those verified in at most `byteCapacity` bytes (by default 32 MiB).
+    package init(tpm: TPMAttestationVerifier?, byteCapacity: Int = 32 << 20) {
+        self.tpm = tpm
+        self.byteCapacity = byteCapacity
+    }
+
+    /// The bytes the cache holds, as it counts them: never more than its capacity.
+    package var cachedBytes: Int { verified.withLockedValue(\.bytes) }
 
     /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now` and its attestation,
     /// when it carries one, holds together; else the refusal saying why. An attestation by a TPM of a maker not
     /// trusted leaves the token unattested.
     package func verify(_ encoded: String, team: String, now: Date) throws(DeviceRequest.Refusal) -> CheckedToken {
         let key = Key(team: team, token: encoded)
-        if let known = verified.withLockedValue({ $0[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
+        if let known = verified.withLockedValue({ $0.entries[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
            known.token.issuedAt.timeIntervalSince(now) <= 60 {
             return known
         }
-        guard let bytes = Data(base64Encoded: encoded) else { throw .token(.malformed) }
+        guard encoded.utf8.count <= (DeviceToken.maximumSize + 2) / 3 * 4, let bytes = Data(base64Encoded: encoded) else { throw .token(.malformed) }
         let token: VerifiedDeviceToken
         do {
             token = try DeviceToken.verify(bytes, team: team, now: now)
@@ -54,9 +65,12 @@ package final class VerifiedTokens: Sendable {
             }
         }
         let checked = CheckedToken(token: token, attested: attested)
+        // The key's text, and the token's parts kept decoded (about as many bytes again), with room for the rest.
+        let cost = team.utf8.count + 2 * encoded.utf8.count + 512
         verified.withLockedValue { cache in
-            if cache.count >= Self.capacity { cache.removeAll() }
-            cache[key] = checked
+            guard cost <= byteCapacity else { return }
+            if cache.bytes + cost > byteCapacity { cache = Cache() }
+            if cache.entries.updateValue(checked, forKey: key) == nil { cache.bytes += cost }
         }
         return checked
     }
