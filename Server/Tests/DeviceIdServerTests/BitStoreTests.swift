@@ -284,6 +284,26 @@ struct TPMBindingStoreTests {
         }
     }
 
+    @Test("A database whose bindings were kept apart is migrated: a binding cut short after the key's row was bound is completed",
+          arguments: Database.allCases)
+    func bindingsApart(database: Database) async throws {
+        try await database.with { running, execute in
+            let store = try await running.open()
+            try await execute([
+                "CREATE TABLE tpm_bindings (team TEXT NOT NULL, device TEXT NOT NULL, ak_name TEXT NOT NULL, bound_ms BIGINT NOT NULL, PRIMARY KEY (team, device))",
+                "INSERT INTO tpm_bindings VALUES ('TEAM1', 'key', 'n', 1)",
+                // The key's row bound, its bits (bit0, set early) not yet merged into the TPM's (bit1, set late).
+                "INSERT INTO bits (team, device, bit0, bit1, updated_ms, bit0_ms, subject) VALUES ('TEAM1', 'key', true, false, 1700000000000, 1700000000000, 'tpm:p')",
+                "INSERT INTO bits (team, device, bit0, bit1, updated_ms, bit1_ms) VALUES ('TEAM1', 'tpm:p', false, true, 1750000000000, 1750000000000)",
+            ])
+            try await store.migrate()
+            try await store.migrate()   // again: nothing left to do
+            try await store.bindToTPM(team: "TEAM1", device: "sibling", tpm: "p")
+            #expect(try await store.record(team: "TEAM1", device: "sibling") == DeviceRecord(bits: .init(bit0: true, bit1: true, updated: late), hardwareBound: true))
+            await running.stop(store)
+        }
+    }
+
     @Test("The secret: the first proposal is kept, and every store on the database reads it", arguments: Database.allCases)
     func secret(database: Database) async throws {
         try await database.with { running in
