@@ -40,9 +40,28 @@ enum Output {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    /// Writes one line to standard error.
+    /// `text` as a terminal may show it: every control character (C0, but the newlines `keepingLines` keeps, DEL and
+    /// C1) and every bidirectional formatting character, any of which could move the cursor, retitle the window or
+    /// reorder what the user reads, written as `\u{…}`. For whatever another process could have written (a label, an
+    /// account, a path, a provider's name).
+    static func shownOnTerminal(_ text: String, keepingLines: Bool = false) -> String {
+        var shown = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            let hidden = value < 0x20 || (0x7F...0x9F).contains(value) || [0x061C, 0x200E, 0x200F].contains(value)
+                || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            if hidden && !(keepingLines && scalar == "\n") {
+                shown.append(contentsOf: "\\u{\(String(value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                shown.append(scalar)
+            }
+        }
+        return String(shown)
+    }
+
+    /// Writes one line to standard error, shown as ``shownOnTerminal(_:keepingLines:)`` shows text.
     static func error(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
+        let bytes = Array((shownOnTerminal(line) + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 

@@ -94,6 +94,27 @@ struct DoctorTests {
         }
     }
 
+    @Test("What another process wrote reaches the terminal escaped: a label and an account with control and bidi characters, in doctor and delete --all")
+    func hostileLabel() async throws {
+        try await PrivateKeyring.with { keyring in
+            let label = "evil\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m\u{202E}txt.exe"
+            // Doctor lists the group's items whatever their account; delete --all the library's accounts only.
+            try await keyring.client().store(KeyringSecret(utf8: "x"), label: "\(label) 1", attributes: ["service": "deviceid", "account": "a\rb\u{08}"])
+            try await keyring.client().store(
+                KeyringSecret(utf8: "x"), label: "\(label) 2", attributes: ["service": "deviceid", "account": "swift-deviceid.uuid-identifier"])
+            let doctor = try await keyring.deviceid("doctor")
+            let delete = try await keyring.deviceid("delete", "--all")
+            for (output, what) in [(doctor.stdout, "doctor"), (delete.stderr, "delete --all")] {
+                let text = String(decoding: output, as: UTF8.self)
+                #expect(!output.contains { [0x1B, 0x07, 0x0D, 0x08].contains($0) }, "\(what): \(text.debugDescription)")
+                #expect(!text.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(what)")
+                #expect(text.contains(#"evil\u{1B}]0;owned\u{7}\u{1B}[2J\u{9B}31m\u{202E}txt.exe 2"#), "\(what): \(text)")
+            }
+            #expect(doctor.text.contains(#"a\u{D}b\u{8}"#), "\(doctor.text)")
+            #expect(delete.status == 64 && doctor.status == 0, "\(doctor.text)")
+        }
+    }
+
     @Test("No provider on the bus, and a provider with no keyring: why not, and the exit code `deviceid id` gives (69)")
     func noProviderNoKeyring() async throws {
         try await PrivateKeyring.with(.busOnly) { keyring in

@@ -21,7 +21,7 @@ struct Doctor: AsyncParsableCommand {
         if output.json {
             try Output.printJSON(diagnosis)
         } else {
-            print(DoctorReport(diagnosis).text, terminator: "")
+            print(Output.shownOnTerminal(DoctorReport(diagnosis).text, keepingLines: true), terminator: "")
         }
         if diagnosis.exitCode != 0 { Glibc.exit(diagnosis.exitCode) }
     }
