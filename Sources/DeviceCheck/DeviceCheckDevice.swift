@@ -68,10 +68,13 @@ public struct DeviceCheckDevice: Sendable {
 
     /// Releases the credential a verifier sealed to this machine's TPM (``TPMAttestationVerifier/challenge(for:)``):
     /// the TPM decrypts it only if it holds both the endorsement key the credential was sealed to and the attestation
-    /// key it was sealed for. Return the bytes to the verifier.
-    public static func activateCredential(credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
+    /// key it was sealed for. Return the bytes to the verifier. A TPM that does not answer within `timeout` is
+    /// ``DeviceIdentifierError/tpmUnavailable(_:)``.
+    public static func activateCredential(
+        credentialBlob: Data, encryptedSecret: Data, timeout: Duration = KeyringClient.defaultTimeout
+    ) async throws -> Data {
         do {
-            return try await WorkerThreads.run {
+            return try await TPMAccess.run(within: timeout) {
                 var secret = try TPMAttestor.activateCredential(blob: credentialBlob, encryptedSecret: encryptedSecret)
                 defer { cleanse(&secret) }
                 return Data(secret)
@@ -119,7 +122,7 @@ public struct DeviceCheckDevice: Sendable {
         }
         do {
             let nonce = TPMAttestation.keyBinding(of: key)
-            let made = TPMAttestation(try await WorkerThreads.run { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
+            let made = TPMAttestation(try await identifier.onTPM { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
             await identifier.keepAttestation(try made.kept)
             return .success(made)
         } catch let failure as TPMFailure {

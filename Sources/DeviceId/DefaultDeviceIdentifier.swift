@@ -25,6 +25,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private let attestations: KeychainStorage<Data>?
     /// Where this identifier logs (never key material); modules above log what they do with it there too.
     package nonisolated let logger: Logger
+    /// The keyring client, whose timeout (and outer deadline) bounds the TPM's work too; `nil` for a storage of tests'.
+    private nonisolated let keyring: KeyringClient?
     /// The identity once loaded: read without entering the actor, so cached calls stay on the caller's executor.
     /// Written only under `serial`, so a deletion never races a load into caching what it deleted.
     private let cached = Locked<LoadedIdentity?>(nil)
@@ -60,7 +62,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         self.init(
             validated: configuration, storage: storage, encryptor: encryptor,
             legacySources: legacySources ?? [FRAuthLegacyIdentifierSource(accessGroup: configuration.accessGroup, keyring: keyring)],
-            attestations: attestations, logger: logger)
+            attestations: attestations, keyring: keyring, logger: logger)
     }
 
     /// An identifier kept in `storage` (for tests: a `MemoryStorage`, say).
@@ -72,19 +74,30 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     ) throws {
         self.init(
             validated: try configuration.validated(), storage: storage, encryptor: nil, legacySources: legacySources, attestations: nil,
-            logger: logger)
+            keyring: nil, logger: logger)
     }
 
     private init(
         validated configuration: DeviceIdentifierConfiguration, storage: any CreatingStorage<StoredDeviceIdentity>,
-        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], attestations: KeychainStorage<Data>?, logger: Logger?
+        encryptor: SecuredKeyEncryptor?, legacySources: [any LegacyIdentifierSource], attestations: KeychainStorage<Data>?,
+        keyring: KeyringClient?, logger: Logger?
     ) {
+        self.keyring = keyring
         self.configuration = configuration
         self.storage = storage
         self.encryptor = encryptor
         self.legacySources = legacySources
         self.attestations = attestations
         self.logger = logger ?? .silent
+    }
+
+    /// When the TPM's work for a call starting now must be done: the keyring client's timeout from now, or its outer
+    /// deadline (the command's `--timeout`) when that comes first.
+    private nonisolated var tpmDeadline: Deadline { keyring?.workDeadline ?? Deadline(KeyringClient.defaultTimeout) }
+
+    /// Runs `work`, which calls the TPM, within this identifier's time for a call (see ``TPMAccess/run(until:_:)``).
+    package nonisolated func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await TPMAccess.run(until: tpmDeadline, work)
     }
 
     /// The identifier, created on first use. Cached in memory afterwards: then it returns on the caller's
@@ -164,7 +177,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
         do {
-            return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm, encoding: encoding) }
+            guard key.protection == .tpm else { return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm, encoding: encoding) } }
+            return try await onTPM { try key.sign(data, algorithm: algorithm, encoding: encoding) }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
@@ -214,7 +228,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                         return adopted
                     }
                 }
-                return try await Self.generate(configuration, logger: logger)
+                return try await Self.generate(configuration, until: tpmDeadline, logger: logger)
             })
         } else {
             guard let existing = try await storage.get() else { throw DeviceIdentifierError.keychainItemNotFound }
@@ -245,10 +259,13 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         }
     }
 
-    private static func generate(_ configuration: DeviceIdentifierConfiguration, logger: Logger) async throws -> StoredDeviceIdentity {
+    /// A new key pair as `configuration` says; one made in the TPM is abandoned at `deadline` (see ``TPMAccess/run(until:_:)``).
+    private static func generate(
+        _ configuration: DeviceIdentifierConfiguration, until deadline: Deadline, logger: Logger
+    ) async throws -> StoredDeviceIdentity {
         let started = ContinuousClock.now
         let (keyType, keySize, protection) = (configuration.keyType, configuration.keySize, configuration.keyProtection)
-        let stored = try await WorkerThreads.run {
+        let generate = { @Sendable () throws -> StoredDeviceIdentity in
             do {
                 let (publicKey, privateKey): (Data, Data)
                 switch (keyType, protection) {
@@ -272,6 +289,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                 throw DeviceIdentifierError.keyGenerationFailed(failure.description)
             }
         }
+        let stored = try await protection == .tpm ? TPMAccess.run(until: deadline, generate) : WorkerThreads.run(generate)
         logger.notice("generated a new device identity", metadata: [
             "keyType": "\(keyType.rawValue)", "keySize": "\(keyType == .rsa ? keySize : 256)", "keyProtection": "\(protection.rawValue)",
             "elapsed": "\(ContinuousClock.now - started)",

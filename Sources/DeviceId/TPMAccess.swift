@@ -20,4 +20,17 @@ package enum TPMAccess {
             throw DeviceIdentifierError.wrapping(error)
         }
     }
+
+    /// Runs `work`, which calls the TPM, until `deadline` (see ``WorkerThreads/run(until:timedOut:_:)``): a TPM or
+    /// driver that stops answering makes the caller throw ``DeviceIdentifierError/tpmUnavailable(_:)`` then, and holds
+    /// no thread the keyring calls need.
+    package static func run<Value: Sendable>(until deadline: Deadline, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let silent = DeviceIdentifierError.wrapping(SecureStorageError.tpmNotAnswering(within: deadline.timeout))
+        return try await WorkerThreads.run(until: deadline, timedOut: silent, work)
+    }
+
+    /// ``run(until:_:)`` with a deadline `timeout` from now.
+    package static func run<Value: Sendable>(within timeout: Duration, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await run(until: Deadline(timeout), work)
+    }
 }

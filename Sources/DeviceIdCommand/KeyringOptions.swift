@@ -42,9 +42,11 @@ struct KeyringOptions: ParsableArguments {
         do {
             return try await withThrowingTaskGroup(of: Value?.self) { tasks in
                 tasks.addTask { try await body(keyring) }
-                // What the keyring's own calls do not bound (a TPM that stopped answering, say).
+                // What the library's own deadlines do not bound. Every keyring and TPM call is abandoned at the deadline
+                // and says which did not answer; this comes a second later, for anything else.
                 tasks.addTask {
                     try await deadline.sleep()
+                    try await Task.sleep(for: .seconds(1))
                     return nil
                 }
                 defer { tasks.cancelAll() }
@@ -53,8 +55,10 @@ struct KeyringOptions: ParsableArguments {
             }
         } catch {
             // A call that ran out of time may say so in its own way (a Secret portal that never answers is
-            // `portalUnavailable`): once the deadline has passed, the command reports that it did.
-            throw CommandFailure(deadline.hasPassed ? deadline.timedOut : error, context: .init(
+            // `portalUnavailable`): once the deadline has passed, the command reports that it did, unless the TPM is
+            // what did not answer.
+            let tpm = if case DeviceIdentifierError.tpmUnavailable = error { true } else { false }
+            throw CommandFailure(deadline.hasPassed && !tpm ? deadline.timedOut : error, context: .init(
                 accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
         }
     }

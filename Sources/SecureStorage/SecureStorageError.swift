@@ -85,3 +85,10 @@ extension SecureStorageError: CustomStringConvertible {
         }
     }
 }
+
+extension SecureStorageError {
+    /// A TPM that did not answer within `timeout` (see `WorkerThreads.run(until:timedOut:_:)`).
+    package static func tpmNotAnswering(within timeout: Duration) -> SecureStorageError {
+        .tpmUnavailable("it did not answer within \(timeout): the TPM or its driver may be wedged; try again, and restart the machine if it persists")
+    }
+}

@@ -61,7 +61,10 @@ public final class TPMSealedKeyProvider: KeyProvider {
 
     private func unsealed(_ record: KeyringSecret) async throws -> KeyringSecret {
         let group = item.accessGroup
-        let key = try await WorkerThreads.run { try Self.tpm { try Self.unseal(record, for: group) } }
+        let deadline = keyring.workDeadline
+        let key = try await WorkerThreads.run(until: deadline, timedOut: SecureStorageError.tpmNotAnswering(within: deadline.timeout)) {
+            try Self.tpm { try Self.unseal(record, for: group) }
+        }
         cached.withLock { $0 = key }
         return key
     }

@@ -170,6 +170,38 @@ struct TPMTests {
         }
     }
 
+    @Test("A TPM that stops answering TPM2_Sign: `sign` and `token --timeout 3` give up then (69, naming the TPM); sixteen stuck signatures hold no thread the keyring calls need")
+    func wedged() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let options = ["--access-group", uniqueGroup(), "--non-interactive"]
+                #expect(try await keyring.deviceid(["id", "--key-protection", "tpm"] + options).status == 0)
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client(timeout: .seconds(3)))
+                _ = try await identifier.sign(message)   // made, and its key loaded in the TPM
+                try await tpm.swallowing(commandCode: 0x15D) {
+                    for command in [["sign"], ["token", "--team", "TEAM1"]] {
+                        let output = try await keyring.deviceid(command + ["--timeout", "3"] + options, input: Data("x".utf8))
+                        #expect(output.status == 69 && output.errorText.contains("TPM") && output.errorText.contains("did not answer within 3"),
+                                "\(command): \(output.errorText)")
+                    }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<16 {
+                            group.addTask {
+                                await #expect(throws: DeviceIdentifierError.self) { try await identifier.sign(self.message) }
+                            }
+                        }
+                        // While they wait on the TPM, sixteen keyring reads at once (as many as keyring calls have threads) answer.
+                        for _ in 0..<16 {
+                            group.addTask { _ = try await keyring.client().items(matching: ["service": options[1]]) }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                #expect(try await keyring.deviceid(["sign"] + options, input: Data("x".utf8)).status == 0, "the TPM answers again")
+            }
+        }
+    }
+
     @Test("The command: id --key-protection tpm, info says so, `echo x | deviceid sign` verifies, delete --all removes the sealed key")
     func command() async throws {
         try await PrivateTPM.with { _ in

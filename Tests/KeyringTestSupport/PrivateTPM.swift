@@ -64,6 +64,15 @@ public final class PrivateTPM: Sendable {
         try await start()
     }
 
+    /// Runs `body` while the TPM stops answering the command whose code is `commandCode` (`TPM2_Sign` is 0x15D), as a
+    /// wedged chip or driver does: the command, and everything after it on the resource manager's connection, is never
+    /// answered (`scripts/swallowing-tpm-proxy` sits between the two). The same TPM answers again afterwards.
+    public func swallowing<Result>(commandCode: UInt32, _ body: () async throws -> Result) async throws -> Result {
+        await stop()
+        try await start(swallowing: commandCode)
+        return try await withCleanup(body, cleanup: { try? await self.restart() })
+    }
+
     /// Puts a new TPM (new state, new seeds, a new endorsement certificate unless `certificates` is false) behind the
     /// same name: keys the old one wrapped do not load in it.
     public func replace(certificates: Bool = true) async throws {
@@ -80,7 +89,9 @@ public final class PrivateTPM: Sendable {
     /// given to trust, as it would be given the TPM makers' CAs.
     public var endorsementCA: URL { TPMManufacturer.shared.certificates }
 
-    private func start() async throws {
+    /// Starts swtpm and the resource manager in front of it; with `swallowed`, through the proxy that never answers the
+    /// command of that code.
+    private func start(swallowing swallowed: UInt32? = nil) async throws {
         guard let directory = state.withLock({ $0 }) else { throw Failure(description: "the TPM has no state directory") }
         let environment = ProcessInfo.processInfo.environment
         try launch("swtpm", [
@@ -89,8 +100,19 @@ public final class PrivateTPM: Sendable {
             "--flags", "not-need-init,startup-clear",
         ], environment: environment)
         try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
+        var tpmPort = port
+        if let swallowed {
+            let portFile = directory.appendingPathComponent("proxy-port").path
+            try? FileManager.default.removeItem(atPath: portFile)
+            try launch(Self.proxy, [String(port), String(swallowed), portFile], environment: environment)
+            try await waitUntil("the swallowing proxy listens") { FileManager.default.fileExists(atPath: portFile) }
+            guard let proxyPort = Int(try String(contentsOfFile: portFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw Failure(description: "the swallowing proxy wrote no port")
+            }
+            tpmPort = proxyPort
+        }
         let manager = try launch("tpm2-abrmd", [
-            "--allow-root", "--dbus-name=\(busName)", "--tcti=swtpm:host=127.0.0.1,port=\(port)",
+            "--allow-root", "--dbus-name=\(busName)", "--tcti=swtpm:host=127.0.0.1,port=\(tpmPort)",
         ], environment: environment)
         // The name owned by this manager, not merely owned: after a restart the bus may not yet have dropped the name
         // of the one just killed, and a client would then reach nobody.
@@ -115,6 +137,9 @@ public final class PrivateTPM: Sendable {
         await stop()
         if let directory = state.withLock({ $0 }) { try? FileManager.default.removeItem(at: directory) }
     }
+
+    private static let proxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/swallowing-tpm-proxy").path
 
     /// Whether something accepts TCP connections on the loopback `port`.
     private static func accepts(port: Int) -> Bool {

@@ -1,0 +1,19 @@
+import Threading
+
+extension WorkerThreads {
+    /// Runs `work`, which may never return (a TPM or its driver that stopped answering: `TPM2_Sign` waits for good), on
+    /// the threads work is abandoned on, until `deadline`; then, or when the task is cancelled, the caller throws
+    /// (`timedOut`, or `CancellationError`) and the work keeps its thread until it ends, never one of the threads
+    /// keyring calls need.
+    package static func run<Value: Sendable>(
+        until deadline: Deadline, timedOut: any Error, _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        try await run(abandoningAfter: deadline.remaining, timedOut: timedOut, work)
+    }
+}
+
+extension KeyringClient {
+    /// The deadline of work done for this client's caller outside the keyring (the TPM's): ``timeout`` from now, or the
+    /// outer deadline (``bounded(by:)``) when that comes first.
+    package var workDeadline: Deadline { callDeadline }
+}
