@@ -110,6 +110,34 @@ struct TPMAttestationTests {
         }
     }
 
+    @Test("A kept attestation that no longer holds together (one bit flipped in its signature, in its certification) is made again and kept, not carried")
+    func tamperedKept() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring)
+                let first = try #require(try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM").tpmAttestation)
+                // The item as the identifier keeps it.
+                let item = KeychainStorage<Data>(
+                    account: identifier.configuration.attestationAccount, accessGroup: identifier.configuration.accessGroup, keyring: keyring.client())
+                for part in [\TPMAttestation.signature, \.certifyInfo] {
+                    var parts = [first.endorsementCertificate, first.attestationKey, first.certifiedKey, first.certifyInfo, first.signature]
+                    let index = part == \.signature ? 4 : 3
+                    parts[index][parts[index].count - 3] ^= 0x10
+                    let tampered = TPMAttestation(
+                        endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4])
+                    try await item.save(item: try tampered.kept)
+                    // Another process: nothing of the item cached.
+                    let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
+                    let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: again, team: "TEAM").generateToken(), team: "TEAM")
+                    let carried = try #require(token.tpmAttestation)
+                    #expect(carried != tampered)
+                    _ = try verifier(tpm).verify(token)
+                    #expect(try await item.get().flatMap(TPMAttestation.init(kept:)) == carried, "the one made again is kept")
+                }
+            }
+        }
+    }
+
     @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, an untrusted maker")
     func altered() async throws {
         try await PrivateTPM.with { tpm in

@@ -41,12 +41,49 @@ extension TPMAttestation {
         Data(Digest.sha256(Array("swift-deviceid/tpm-key-attestation/v1".utf8) + [0] + Array(key.externalRepresentation)))
     }
 
-    /// Whether this is the attestation of `key` made over the key itself (``keyBinding(of:)``), as a kept one must be:
-    /// its parts read as TPM structures, the certified key is `key`, and the certification names it.
+    /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) that still holds
+    /// together, as a kept one must to be carried again: everything ``holdsTogether(for:tokenID:endorsement:)`` checks,
+    /// and the endorsement certificate within its validity period now. Else a new one is made.
     func isKept(for key: DevicePublicKey) -> Bool {
-        guard let certified = try? TPMPublicArea(certifiedKey), let info = try? TPMCertifyInfo(certifyInfo) else { return false }
-        return TPMAttestationVerifier.key(certified.key, isTheKeyOf: key) && info.certifiedName == certified.name
-            && info.extraData == Self.keyBinding(of: key)
+        guard let endorsement = try? X509Certificate(der: endorsementCertificate), endorsement.isValid(),
+              (try? holdsTogether(for: key, tokenID: nil, endorsement: endorsement)) != nil else { return false }
+        return true
+    }
+
+    /// Checks all that needs no trusted maker (``TPMAttestationVerifier`` checks that `endorsement`, this
+    /// attestation's certificate, chains to one): the certificate has the endorsement profile; the attestation key is
+    /// a restricted signing key fixed to its TPM, whose signature of the certification verifies; the certified key is
+    /// `key`, bound to its TPM, and the certification names it and was made over the key or over the token `tokenID`.
+    /// Returns the attestation key's public area.
+    func holdsTogether(for key: DevicePublicKey, tokenID: String?, endorsement: X509Certificate) throws(TPMAttestationError) -> TPMPublicArea {
+        do {
+            try endorsement.checkEndorsementProfile()
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement certificate is \(error.reason ?? error.function)")
+        }
+        let attestationKey = try TPMPublicArea(attestationKey)
+        guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
+              !attestationKey.attributes.contains(.decrypt),
+              case .p256(let point, scheme: TPMAlgorithm.ecdsa) = attestationKey.key else {
+            throw TPMAttestationError.unsuitableAttestationKey
+        }
+        let certified = try TPMPublicArea(certifiedKey)
+        guard TPMAttestationVerifier.key(certified.key, isTheKeyOf: key) else {
+            throw TPMAttestationError.mismatch("the certified key is another key")
+        }
+        guard certified.attributes.isSuperset(of: [.boundToTPM, .sign]) else { throw TPMAttestationError.notBoundToTPM }
+        let info = try TPMCertifyInfo(certifyInfo)
+        guard info.certifiedName == certified.name else { throw TPMAttestationError.mismatch("the AK certified another key") }
+        // Over the key (kept, one per key), or over this token's jti (one per token): either way the token is signed
+        // by the certified key, which cannot leave its TPM.
+        guard info.extraData == Self.keyBinding(of: key) || (tokenID.flatMap { Data(base64URL: $0) }.map { info.extraData == $0 } ?? false) else {
+            throw TPMAttestationError.mismatch("the certification was made for another key or token")
+        }
+        let signature = try TPMSignature(signature)
+        guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: certifyInfo) else {
+            throw TPMAttestationError.badSignature
+        }
+        return attestationKey
     }
 
     /// The attestation the TPM made (`TPMAttestor.attest(wrappedKey:nonce:)`).

@@ -40,33 +40,7 @@ public struct TPMAttestationVerifier: Sendable {
         } catch {
             throw TPMAttestationError.untrustedEndorsement(error.reason ?? error.function)
         }
-        do {
-            try endorsement.checkEndorsementProfile()
-        } catch {
-            throw TPMAttestationError.malformed("the endorsement certificate is \(error.reason ?? error.function)")
-        }
-        let attestationKey = try TPMPublicArea(attestation.attestationKey)
-        guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
-              !attestationKey.attributes.contains(.decrypt),
-              case .p256(let point, scheme: TPMAlgorithm.ecdsa) = attestationKey.key else {
-            throw TPMAttestationError.unsuitableAttestationKey
-        }
-        let certified = try TPMPublicArea(attestation.certifiedKey)
-        guard Self.key(certified.key, isTheKeyOf: token.publicKey) else {
-            throw TPMAttestationError.mismatch("the certified key is another key")
-        }
-        guard certified.attributes.isSuperset(of: [.boundToTPM, .sign]) else { throw TPMAttestationError.notBoundToTPM }
-        let info = try TPMCertifyInfo(attestation.certifyInfo)
-        guard info.certifiedName == certified.name else { throw TPMAttestationError.mismatch("the AK certified another key") }
-        // Over the key (kept, one per key), or over this token's jti (one per token): either way the token is signed
-        // by the certified key, which cannot leave its TPM.
-        guard info.extraData == TPMAttestation.keyBinding(of: token.publicKey) || info.extraData == Data(base64URL: token.tokenID) else {
-            throw TPMAttestationError.mismatch("the certification was made for another key or token")
-        }
-        let signature = try TPMSignature(attestation.signature)
-        guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: attestation.certifyInfo) else {
-            throw TPMAttestationError.badSignature
-        }
+        let attestationKey = try attestation.holdsTogether(for: token.publicKey, tokenID: token.tokenID, endorsement: endorsement)
         let endorsementKey: Data
         do {
             endorsementKey = try endorsement.rsaPublicKey().publicKeySPKI()
