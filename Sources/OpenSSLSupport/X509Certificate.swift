@@ -74,13 +74,14 @@ package final class X509Certificate: @unchecked Sendable {
         return X509_cmp_time(X509_get0_notBefore(certificate), &time) == -1 && X509_cmp_time(X509_get0_notAfter(certificate), &time) == 1
     }
 
-    /// Throws unless this is an end-entity certificate for an RSA key of 2048 bits or more that may encrypt keys
+    /// Throws unless this is an end-entity certificate for an RSA key of 2048 bits (the TCG's default endorsement key,
+    /// one per TPM: a 3072-bit one of the same TPM would be a second) that may encrypt keys
     /// (key usage `keyEncipherment` when stated) and, when it states extended key usages, names the TCG's
     /// endorsement-certificate purpose (2.23.133.8.1): what the TCG's EK credential profile prescribes.
     package func checkEndorsementProfile() throws(OpenSSLFailure) {
         let function = "endorsement certificate profile"
         guard X509_check_ca(certificate) == 0 else { throw OpenSSLFailure(function, reason: "a CA certificate") }
-        guard try rsaPublicKey().bits >= 2048 else { throw OpenSSLFailure(function, reason: "an RSA key under 2048 bits") }
+        guard try rsaPublicKey().bits == 2048 else { throw OpenSSLFailure(function, reason: "not for a 2048-bit RSA key") }
         let usage = X509_get_key_usage(certificate)
         guard usage == UInt32.max || usage & UInt32(KU_KEY_ENCIPHERMENT) != 0 else {
             throw OpenSSLFailure(function, reason: "its key may not encrypt keys")

@@ -138,7 +138,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, an untrusted maker")
+    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, a second endorsement key's, an untrusted maker")
     func altered() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -180,6 +180,21 @@ struct TPMAttestationTests {
                 let authority = try #require(Data(base64Encoded: base64))
                 await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is a CA certificate")) {
                     try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attestation.attestationKey,
+                                                    certifiedKey: attestation.certifiedKey, certifyInfo: attestation.certifyInfo,
+                                                    signature: attestation.signature),
+                                     signedBy: first, jti: jti)
+                }
+                // The same maker's certificate of a 3072-bit endorsement key (a TPM with two has two certificates): refused,
+                // so that one TPM gives one pseudonym.
+                let maker = tpm.endorsementCA.deletingLastPathComponent().path
+                let made = try await ChildProcess.run("/bin/sh", ["-c", """
+                    printf 'keyUsage=critical,keyEncipherment\\nextendedKeyUsage=2.23.133.8.1\\nbasicConstraints=critical,CA:FALSE\\n' > "$1/ek3072.ext"
+                    openssl genrsa 3072 2>/dev/null | openssl req -new -key /dev/stdin -subj /CN=ek 2>/dev/null |
+                        openssl x509 -req -CA "$1/issuercert.pem" -CAkey "$1/signkey.pem" -set_serial 3072 -extfile "$1/ek3072.ext" -days 1 -outform DER 2>/dev/null
+                    """, "sh", maker], environment: ProcessInfo.processInfo.environment)
+                #expect(made.status == 0 && !made.stdout.isEmpty)
+                await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is not for a 2048-bit RSA key")) {
+                    try await verify(TPMAttestation(endorsementCertificate: made.stdout, attestationKey: attestation.attestationKey,
                                                     certifiedKey: attestation.certifiedKey, certifyInfo: attestation.certifyInfo,
                                                     signature: attestation.signature),
                                      signedBy: first, jti: jti)
