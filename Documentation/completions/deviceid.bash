@@ -354,7 +354,7 @@ _deviceid_token() {
     repeating_flags=()
     non_repeating_flags=(--non-interactive --high-security --no-encryption --json --no-tpm-attestation --require-attestation --version -h --help)
     repeating_options=()
-    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --team --algorithm)
+    non_repeating_options=(--access-group --timeout --account --key-type --key-size --key-protection --team --algorithm --attestation-key)
     __deviceid_offer_flags_options 0
 
     # Offer option value completions
@@ -385,6 +385,9 @@ _deviceid_token() {
         ;;
     '--algorithm')
         __deviceid_add_completions -W 'RS256'$'\n''PS256'$'\n''ES256'
+        return
+        ;;
+    '--attestation-key')
         return
         ;;
     esac

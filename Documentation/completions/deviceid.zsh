@@ -229,6 +229,7 @@ _deviceid_token() {
         '--json[Print a JSON object instead of plain text.]'
         '--team[The team the token is for (its `aud`).]:team:'
         '--algorithm[RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default\: RS256 or ES256, by the key)]:algorithm:{__deviceid_complete "${___algorithm[@]}"}'
+        '--attestation-key[The verifying server'\''s attestation key (base64url; deviceid-server answers it at GET /v1/tpm/attestation_key)\: with a key in the TPM, the TPM'\''s attestation is sealed to it, so the backend that relays the token cannot read it. Without it the token carries none.]:attestation-key:'
         '--no-tpm-attestation[With a key in the TPM, leave out the TPM'\''s attestation (and the endorsement certificate that names the TPM).]'
         '--require-attestation[Fail, saying why, unless the token carries the TPM'\''s attestation of its key (by default a TPM that cannot attest is only warned about).]'
         '--version[Show the version.]'

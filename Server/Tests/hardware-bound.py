@@ -16,7 +16,7 @@ teams, and checks, through Examples/DeviceCheck/backend.py's functions, that:
 - another team sees none of them, though it proves the same TPM;
 - a new TPM of the same maker, on a new keyring, is a new device (it runs this script again, as `new-machine`).
 """
-import importlib.util, json, os, pathlib, signal, subprocess, sys, time, urllib.request
+import base64, importlib.util, json, os, pathlib, signal, subprocess, sys, time, urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.dont_write_bytecode = True   # loading the backend leaves no __pycache__ in the checkout
@@ -35,6 +35,12 @@ class Check:
 
     def tpm(self, *arguments: str) -> str:
         return self.run(self.deviceid, *arguments, "--key-protection", "tpm", "--key-type", "p256", "--non-interactive")
+
+    def token(self, team: str, group: str) -> str:
+        """A TPM-held key's token, its attestation sealed to the servers' key (the same on every server of the database)."""
+        with urllib.request.urlopen(f"{self.urls[0]}/v1/tpm/attestation_key") as answer:
+            key = json.load(answer)["attestation_key"]
+        return self.tpm("token", "--team", team, "--access-group", group, "--attestation-key", key)
 
     def run(self, *command: str, stdin: str = "") -> str:
         done = subprocess.run(command, input=stdin, capture_output=True, text=True)
@@ -128,7 +134,9 @@ def scenario(check: Check):
     check.expect("the backend's free trial", check.trial("TEAM1", keyring), "refused")
 
     print("a TPM-held key: bits set before activation survive it")
-    first = check.tpm("token", "--team", "TEAM1", "--access-group", "app")
+    first = check.token("TEAM1", "app")
+    header = json.loads(base64.urlsafe_b64decode(first.split(".")[0] + "=="))
+    check.expect("what the backend reads of the token's header", sorted(header), ["alg", "dpk", "tps", "typ"])
     check.expect("bit1 set before activation", check.call("TEAM1", first, "update_two_bits", bit1=True), (200, ""))
     check.expect("query before activation", check.bits("TEAM1", first), (200, {"bit0": False, "bit1": True}))
     check.expect("validate before activation", check.call("TEAM1", first, "validate_device_token"), (200, ""))
@@ -142,7 +150,7 @@ def scenario(check: Check):
     old_id = check.tpm("id", "--access-group", "app")
     new_id = check.tpm("regenerate", "--access-group", "app")
     check.expect("a new id", new_id != old_id, True)
-    second = check.tpm("token", "--team", "TEAM1", "--access-group", "app")
+    second = check.token("TEAM1", "app")
     check.expect("before activation: its own bits", check.bits("TEAM1", second), (200, "Bit State Not Found"))
     check.expect("bit0 cleared through the key not yet activated", check.call("TEAM1", second, "update_two_bits", bit0=False), (200, ""))
     check.activate("TEAM1", second, server=other)
@@ -150,13 +158,13 @@ def scenario(check: Check):
     check.expect("the free trial", check.trial("TEAM1", second), "refused")
 
     print("another app (access group) of the team, on the same TPM")
-    app2 = check.tpm("token", "--team", "TEAM1", "--access-group", "other-app")
+    app2 = check.token("TEAM1", "other-app")
     check.activate("TEAM1", app2)
     check.expect("update bit0 through it", check.call("TEAM1", app2, "update_two_bits", bit0=False), (200, ""))
     check.expect("the regenerated key reads it", check.bits("TEAM1", second, server=other), bound(False, True))
 
     print("another team, the same TPM")
-    team2 = check.tpm("token", "--team", "TEAM2", "--access-group", "app")
+    team2 = check.token("TEAM2", "app")
     check.activate("TEAM2", team2)
     check.expect("hardware-bound", check.call("TEAM2", team2, "validate_device_token"), (200, '{"hardware_bound":true}'))
     check.expect("none of TEAM1's bits", check.bits("TEAM2", team2), (200, "Bit State Not Found"))
@@ -169,7 +177,7 @@ def scenario(check: Check):
 
 def new_machine(deviceid: str, work: str, *urls: str) -> int:
     check = Check(deviceid, pathlib.Path(work), list(urls))
-    fresh = check.tpm("token", "--team", "TEAM1", "--access-group", "app")
+    fresh = check.token("TEAM1", "app")
     check.activate("TEAM1", fresh)
     check.expect("hardware-bound", check.call("TEAM1", fresh, "validate_device_token"), (200, '{"hardware_bound":true}'))
     check.expect("a new device: no bits", check.bits("TEAM1", fresh), (200, "Bit State Not Found"))

@@ -11,11 +11,15 @@ public struct DeviceCheckDevice: Sendable {
     public let identifier: DefaultDeviceIdentifier
     /// The team the tokens are for (their `aud`).
     public let team: String
+    /// The verifying server's key, which a TPM-held key's attestation is sealed to; without it, tokens carry none.
+    public let attestationRecipient: AttestationRecipient?
 
-    /// Makes tokens for `team` with `identifier`'s key.
-    public init(identifier: DefaultDeviceIdentifier, team: String) {
+    /// Makes tokens for `team` with `identifier`'s key; a TPM-held key's carry its attestation sealed to
+    /// `attestationRecipient`, the verifying server's key, when it is given.
+    public init(identifier: DefaultDeviceIdentifier, team: String, attestationRecipient: AttestationRecipient? = nil) {
         self.identifier = identifier
         self.team = team
+        self.attestationRecipient = attestationRecipient
     }
 
     /// A new token: a compact JWS (see ``DeviceToken``), as bytes of text, valid for ten minutes. Creates the
@@ -32,12 +36,14 @@ public struct DeviceCheckDevice: Sendable {
     ///
     /// The attestation is the TPM's certification of the key (over the key itself: made with the first token, kept
     /// beside the identity, and carried by every later token, which then costs one TPM signature) with the TPM's
-    /// endorsement certificate, which names the TPM for good: a server that sees it can link this device's tokens across
-    /// identities, and, once the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:)``),
-    /// keep its bits by the TPM rather than by the key.
+    /// endorsement certificate, which names the TPM for good. It is sealed to ``attestationRecipient`` (a new seal for
+    /// each token), so only the verifying server reads it: it can link this device's tokens across identities, and, once
+    /// the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:timeout:)``),
+    /// keep its bits by the TPM rather than by the key; the backend that relays the token learns nothing of the TPM.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
         // A TPM-held key's kept attestation is read while the identity is.
-        let (identifier, prefetching) = (identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm)
+        let (identifier, prefetching) = (
+            identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm && attestationRecipient != nil)
         async let prefetched: KeptAttestation = prefetching ? .read(await identifier.keptAttestation()) : .unread
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
@@ -56,8 +62,9 @@ public struct DeviceCheckDevice: Sendable {
             case .failure(let reason): missing = reason.description
             }
         }
+        let sealed = try attested.flatMap { attested in try attestationRecipient?.seal(attested) }
         let header = try DeviceToken.json(DeviceToken.Header(
-            alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tpm: attested?.member, typ: DeviceToken.type))
+            alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tps: sealed?.base64URLEncoded, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
         let bytes = try await CompactJWS.signed(header: header, payload: payload) { signingInput in
@@ -88,12 +95,17 @@ public struct DeviceCheckDevice: Sendable {
     private enum NoAttestation: Error, CustomStringConvertible {
         /// The key is the keyring's: there is no TPM to attest it.
         case keyringKey
+        /// No key of the verifying server was given to seal the attestation to.
+        case noRecipient
         /// The TPM could not attest the key.
         case tpm(TPMFailure)
 
         var description: String {
             switch self {
             case .keyringKey: "the device key is kept in the keyring, not in a TPM (make the identity with --key-protection tpm)"
+            case .noRecipient:
+                "no attestation key of the verifying server to seal it to (deviceid-server answers it at GET /v1/tpm/attestation_key; "
+                    + "`deviceid token --attestation-key`)"
             case .tpm(let failure): "\(failure)"
             }
         }
@@ -112,6 +124,7 @@ public struct DeviceCheckDevice: Sendable {
     /// tokens cost one signature.
     private func attestation(of key: DevicePublicKey, kept: KeptAttestation) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
+        guard attestationRecipient != nil else { return .failure(.noRecipient) }
         var bytes: Data?
         switch kept {
         case .read(let read): bytes = read

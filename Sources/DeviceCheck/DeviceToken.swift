@@ -5,10 +5,12 @@ import OpenSSLSupport
 /// The device token: a compact JWS signed by the device key that proves, to the team's backend and to
 /// `deviceid-server`, which device made it and that it still holds its key. Self-certifying: the header's `dpk`
 /// carries the exact public-key bytes the device id hashes, so nothing has to be registered first. A token made with a
-/// TPM-held key also carries the TPM's attestation of it (`tpm`, see ``TPMAttestation``).
+/// TPM-held key may also carry the TPM's attestation of it (see ``TPMAttestation``), sealed to the verifying server
+/// (`tps`, see ``AttestationRecipient``) so that the backend relaying it cannot read it; earlier versions carried it
+/// in the clear (`tpm`), which verifiers still take.
 ///
 /// ```
-/// header   {"alg":"ES256","dpk":"<base64url public key>","tpm":{…},"typ":"device-token+jwt"}
+/// header   {"alg":"ES256","dpk":"<base64url public key>","tps":"<base64url sealed attestation>","typ":"device-token+jwt"}
 /// payload  {"aud":"<team>","exp":<iat + 600>,"iat":<seconds>,"jti":"<128 random bits, base64url>"}
 /// ```
 public enum DeviceToken {
@@ -25,8 +27,10 @@ public enum DeviceToken {
     struct Header: Codable, Equatable {
         let alg: String
         let dpk: String
-        /// The TPM's attestation of the key, for a TPM-held one.
+        /// The TPM's attestation of the key, in the clear, as earlier versions carried it.
         var tpm: TPMAttestation.Member? = nil
+        /// The TPM's attestation of the key, sealed to the verifying server.
+        var tps: String? = nil
         let typ: String
     }
 
@@ -57,8 +61,12 @@ public struct VerifiedDeviceToken: Sendable, Hashable {
     public let issuedAt: Date, expiresAt: Date
     /// Its unique id (`jti`), for backends that refuse replays.
     public let tokenID: String
-    /// The TPM's attestation of the key, when the token carries one: check it with ``TPMAttestationVerifier``.
+    /// The TPM's attestation of the key, when the token carries one in the clear: check it with
+    /// ``TPMAttestationVerifier``.
     public let tpmAttestation: TPMAttestation?
+    /// The TPM's attestation of the key sealed to the verifying server, when the token carries one: its
+    /// ``AttestationOpener`` opens it, ``TPMAttestationVerifier/verify(_:openedWith:)`` checks it.
+    public let sealedTPMAttestation: Data?
 }
 
 /// Why a device token was refused. The descriptions never contain the token.
@@ -114,6 +122,11 @@ extension DeviceToken {
             guard let attestation = TPMAttestation(member) else { throw DeviceTokenError.malformed("tpm is not base64url") }
             return attestation
         }
+        let sealed = try header.tps.map { text in
+            guard let sealed = Data(base64URL: text) else { throw DeviceTokenError.malformed("tps is not base64url") }
+            return sealed
+        }
+        guard attestation == nil || sealed == nil else { throw DeviceTokenError.malformed("tpm and tps both") }
         guard key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: algorithm),
               algorithm != .es256 || jws.signature.count == 64 else {   // JWS wants r‖s, not DER
             throw DeviceTokenError.badSignature
@@ -132,7 +145,8 @@ extension DeviceToken {
         }
         return VerifiedDeviceToken(
             deviceID: key.identifier, publicKey: key, team: payload.aud, issuedAt: Date(timeIntervalSince1970: TimeInterval(payload.iat)),
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti, tpmAttestation: attestation)
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(payload.exp)), tokenID: payload.jti, tpmAttestation: attestation,
+            sealedTPMAttestation: sealed)
     }
 
     /// The latest `iat` or `exp` a token may state, in seconds since 1970 (the last second of 9999): claims are

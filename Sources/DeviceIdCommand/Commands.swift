@@ -123,6 +123,14 @@ struct Sign: AsyncParsableCommand {
     }
 }
 
+extension AttestationRecipient: ExpressibleByArgument {
+    /// A server's attestation key as it answers it: the point, base64url.
+    public init?(argument: String) {
+        guard let point = Data(base64URL: argument), let recipient = try? AttestationRecipient(publicKey: point) else { return nil }
+        self = recipient
+    }
+}
+
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a device token for TEAM's backend: a compact JWS signed by the device key, valid ten minutes.",
@@ -135,6 +143,12 @@ struct Token: AsyncParsableCommand {
     @Option(help: "The team the token is for (its `aud`).") var team: String
     @Option(help: "RS256 or PS256 for an RSA identity, ES256 for a P-256 one. (default: RS256 or ES256, by the key)")
     var algorithm: SignatureAlgorithm?
+    @Option(help: """
+        The verifying server's attestation key (base64url; deviceid-server answers it at GET /v1/tpm/attestation_key): \
+        with a key in the TPM, the TPM's attestation is sealed to it, so the backend that relays the token cannot read it. \
+        Without it the token carries none.
+        """)
+    var attestationKey: AttestationRecipient?
     @Flag(help: "With a key in the TPM, leave out the TPM's attestation (and the endorsement certificate that names the TPM).")
     var noTPMAttestation = false
     @Flag(help: "Fail, saying why, unless the token carries the TPM's attestation of its key (by default a TPM that cannot attest is only warned about).")
@@ -147,9 +161,9 @@ struct Token: AsyncParsableCommand {
 
     func run() async throws {
         let attestation: TPMAttestationPolicy = noTPMAttestation ? .omitted : requireAttestation ? .required : .whenAvailable
-        let (team, algorithm) = (team, algorithm)
+        let (team, algorithm, recipient) = (team, algorithm, attestationKey)
         let token = try await identity.run {
-            try await DeviceCheckDevice(identifier: $0, team: team).token(algorithm: algorithm, attestation: attestation)
+            try await DeviceCheckDevice(identifier: $0, team: team, attestationRecipient: recipient).token(algorithm: algorithm, attestation: attestation)
         }
         if let missing = token.missingAttestation {
             Output.error("deviceid: warning: the token carries no TPM attestation (\(missing)): a server cannot tell that its key "

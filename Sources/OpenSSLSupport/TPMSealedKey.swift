@@ -1,12 +1,12 @@
 import FoundationEssentials
 
 /// An AES-256 key sealed to this machine's TPM 2.0: a record that holds no usable key, only a P-256 key made in the
-/// TPM (as the TPM wrapped it, useless to any other TPM), a one-time public key, and the AES key encrypted under their
-/// ECDH secret. Opening it takes the TPM. Blocking: call on worker threads.
+/// TPM (as the TPM wrapped it, useless to any other TPM) and the AES key sealed to it (``ECIES``). Opening it takes the
+/// TPM. Blocking: call on worker threads.
 ///
-/// Record, format 1: `[1]` format, `[2]` length of the TPM blob (big-endian), the blob (`TSS2 PRIVATE KEY` DER), the
-/// one-time public point (65 bytes), a 12-byte nonce, and the AES-256-GCM ciphertext and tag of the key (48 bytes),
-/// under SHA-256(`00000001` ‖ Z ‖ context ‖ one-time point ‖ TPM point), with `context ‖ bound` authenticated too.
+/// Record, format 1: `[1]` format, `[2]` length of the TPM blob (big-endian), the blob (`TSS2 PRIVATE KEY` DER), and
+/// the key sealed to the TPM's key under the context `swift-deviceid/tpm-sealed-key/v1`, with the bound data
+/// authenticated (the one-time point, the nonce, and the 48 bytes of the AES-256-GCM ciphertext and tag).
 package enum TPMSealedKey {
     /// Why a record could not be opened, the TPM aside.
     package enum Failure: Error, Sendable {
@@ -22,27 +22,12 @@ package enum TPMSealedKey {
     /// The caller wipes the key. Throws `TPMFailure` or `OpenSSLFailure`.
     package static func seal(binding bound: [UInt8]) throws -> (record: [UInt8], key: [UInt8]) {
         let held = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
-        let heldPoint = try held.publicKeyX963()
-        let oneTime = try P256Key.generate()
-        let oneTimePoint = try oneTime.publicKeyX963()
-        var secret = try oneTime.sharedSecret(with: P256Key(publicKeyX963: [UInt8](heldPoint)))
-        defer { cleanse(&secret) }
-        var kek = keyEncryptionKey(secret, oneTimePoint, heldPoint)
-        defer { cleanse(&kek) }
         var key = try SecureRandom.bytes(AES256GCM.keySize)
         do {
-            let nonce = try SecureRandom.bytes(AES256GCM.nonceSize)
-            var wrapped = [UInt8](repeating: 0, count: key.count + AES256GCM.tagSize)
-            try key.withUnsafeBytes { key in
-                try kek.withUnsafeBytes { kek in
-                    try wrapped.withUnsafeMutableBytes { wrapped in
-                        try AES256GCM.seal(key, key: kek, nonce: nonce, aad: context + bound, into: wrapped)
-                    }
-                }
-            }
+            let sealed = try key.withUnsafeBytes { key in try ECIES.seal(key, to: held, context: context, authenticating: bound) }
             let blob = [UInt8](try held.tpmBlob())
             guard blob.count <= Int(UInt16.max) else { throw OpenSSLFailure("TSS2 PRIVATE KEY", reason: "the TPM's wrapped key is too long") }
-            return ([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + oneTimePoint + nonce + wrapped, key)
+            return ([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + sealed, key)
         } catch {
             cleanse(&key)
             throw error
@@ -55,50 +40,22 @@ package enum TPMSealedKey {
         guard record.count > 3, record[0] == 1 else { throw Failure.malformed }
         let blobEnd = 3 + (Int(record[1]) << 8 | Int(record[2]))
         guard blobEnd > 3 else { throw Failure.malformed }
-        let pointEnd = blobEnd + P256Key.publicKeySize, nonceEnd = pointEnd + AES256GCM.nonceSize
-        guard record.count == nonceEnd + AES256GCM.keySize + AES256GCM.tagSize else { throw Failure.malformed }
+        guard record.count == blobEnd + ECIES.overhead + AES256GCM.keySize else { throw Failure.malformed }
         let held = try TPM.withShared { tpm throws(TPMFailure) in
             try P256Key(tpmBlob: UnsafeRawBufferPointer(rebasing: record[3..<blobEnd]), in: tpm)
         }
-        let oneTimePoint = Array(record[blobEnd..<pointEnd])
-        var secret: [UInt8]
-        do throws(OpenSSLFailure) {
-            secret = try held.sharedSecret(with: P256Key(publicKeyX963: oneTimePoint))
-        } catch {
-            throw TPMFailure(error)
-        }
-        defer { cleanse(&secret) }
-        var kek = keyEncryptionKey(secret, Data(oneTimePoint), try held.publicKeyX963())
-        defer { cleanse(&kek) }
         var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
         let authentic: Bool
         do {
-            authentic = try kek.withUnsafeBytes { kek in
-                try key.withUnsafeMutableBytes { key in
-                    try AES256GCM.open(
-                        UnsafeRawBufferPointer(rebasing: record[nonceEnd...]), key: kek, nonce: Array(record[pointEnd..<nonceEnd]),
-                        aad: context + bound, into: key)
-                }
+            authentic = try key.withUnsafeMutableBytes { key in
+                try ECIES.open(UnsafeRawBufferPointer(rebasing: record[blobEnd...]), with: held, context: context, authenticating: bound, into: key)
             }
-        } catch {
+        } catch let failure as OpenSSLFailure {
             cleanse(&key)   // it may hold part of the key
-            throw error
+            throw TPMFailure(failure)   // the TPM's key did the ECDH
         }
         // A key that is not authentic was wiped by the open.
         guard authentic else { throw Failure.notAuthentic }
         return key
-    }
-
-    /// SHA-256(`00000001` ‖ `secret` ‖ context ‖ `oneTimePoint` ‖ `heldPoint`): the key that wraps the AES key.
-    private static func keyEncryptionKey(_ secret: borrowing [UInt8], _ oneTimePoint: Data, _ heldPoint: Data) -> [UInt8] {
-        var input: [UInt8] = []
-        input.reserveCapacity(4 + secret.count + context.count + oneTimePoint.count + heldPoint.count)
-        input.append(contentsOf: [0, 0, 0, 1])
-        secret.withUnsafeBytes { input.append(contentsOf: $0) }
-        input.append(contentsOf: context)
-        input.append(contentsOf: oneTimePoint)
-        input.append(contentsOf: heldPoint)
-        defer { cleanse(&input) }
-        return Digest.sha256(input)
     }
 }

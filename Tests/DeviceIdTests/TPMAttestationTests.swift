@@ -9,6 +9,23 @@ import Testing
 
 @Suite("TPM attestation of device keys, checked against the software TPM's maker (swtpm's local CA)", .serialized)
 struct TPMAttestationTests {
+    /// The verifying server's key, which tokens' attestations are sealed to.
+    let opener: AttestationOpener
+
+    init() throws {
+        opener = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+    }
+
+    /// Tokens for TEAM by `identifier`, their attestations sealed to ``opener``.
+    func device(_ identifier: DefaultDeviceIdentifier) -> DeviceCheckDevice {
+        DeviceCheckDevice(identifier: identifier, team: "TEAM", attestationRecipient: opener.recipient)
+    }
+
+    /// The attestation `token` carries, opened as the server opens it.
+    func attestation(_ token: VerifiedDeviceToken?) throws -> TPMAttestation? {
+        try token?.sealedTPMAttestation.map { try opener.open($0) }
+    }
+
     func identifier(_ keyring: PrivateKeyring, protection: KeyProtection = .tpm, keyType: DeviceKeyType = .p256) async throws -> DefaultDeviceIdentifier {
         let configuration = DeviceIdentifierConfiguration(
             keySize: 2048, keychainAccount: "device", useEncryption: false, accessGroup: AccessGroup(rawValue: uniqueGroup())!,
@@ -38,10 +55,10 @@ struct TPMAttestationTests {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring, keyType: keyType)
-                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let device = self.device(identifier)
                 let token = try DeviceToken.verify(try await device.generateToken(), team: "TEAM")
-                #expect(token.tpmAttestation != nil)
-                let attested = try verifier(tpm).verify(token)
+                #expect(try attestation(token) != nil)
+                let attested = try verifier(tpm).verify(token, openedWith: opener)
                 #expect(attested.deviceID == (try await identifier.id))
 
                 let challenge = try verifier(tpm).challenge(for: attested)
@@ -60,7 +77,7 @@ struct TPMAttestationTests {
                 #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
 
                 // The attestation key is made again from the TPM's seed: the next token names the same one.
-                let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
+                let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"), openedWith: opener)
                 #expect(again.attestationKeyName == attested.attestationKeyName)
             }
         }
@@ -71,7 +88,7 @@ struct TPMAttestationTests {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring)
-                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let device = self.device(identifier)
                 // The first token, the identity loaded: the kept attestation is looked up once (a search in each of the
                 // two collections), none is found, and the one made is stored (a search in its collection first).
                 _ = try await identifier.identity()
@@ -79,28 +96,28 @@ struct TPMAttestationTests {
                 let firstToken = try await device.generateToken()
                 #expect(try await monitor.calls().count { $0.member == "SearchItems" } == 3)
                 let tokens = [firstToken, try await device.generateToken()].map { try? DeviceToken.verify($0, team: "TEAM") }
-                let first = try #require(tokens[0]?.tpmAttestation), second = try #require(tokens[1]?.tpmAttestation)
+                let first = try #require(try attestation(tokens[0])), second = try #require(try attestation(tokens[1]))
                 #expect(first == second)
                 #expect(tokens[0]?.tokenID != tokens[1]?.tokenID)
-                for token in tokens { _ = try verifier(tpm).verify(try #require(token)) }
+                for token in tokens { _ = try verifier(tpm).verify(try #require(token), openedWith: opener) }
                 // Kept in the keyring: a new identifier on the same items (another process, say) carries it too.
-                let again = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client()), team: "TEAM")
-                #expect(try DeviceToken.verify(try await again.generateToken(), team: "TEAM").tpmAttestation == first)
+                let again = self.device(try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client()))
+                #expect(try attestation(try DeviceToken.verify(try await again.generateToken(), team: "TEAM")) == first)
                 let items = AccessGroupItems(keyring: keyring.client(), configuration: identifier.configuration)
                 #expect(try await items.list().contains { $0.attributes["account"] == identifier.configuration.attestationAccount })
 
                 // Another identity in the group (another account) keeps its own: neither replaces the other's.
                 var otherConfiguration = identifier.configuration
                 otherConfiguration.keychainAccount = "other device"
-                let other = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()), team: "TEAM")
-                let others = try #require(try DeviceToken.verify(try await other.generateToken(), team: "TEAM").tpmAttestation)
+                let other = self.device(try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()))
+                let others = try #require(try attestation(try DeviceToken.verify(try await other.generateToken(), team: "TEAM")))
                 #expect(others.certifiedKey != first.certifiedKey)
-                #expect(try DeviceToken.verify(try await again.generateToken(), team: "TEAM").tpmAttestation == first)
-                let otherAgain = DeviceCheckDevice(identifier: try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()), team: "TEAM")
-                #expect(try DeviceToken.verify(try await otherAgain.generateToken(), team: "TEAM").tpmAttestation == others)
+                #expect(try attestation(try DeviceToken.verify(try await again.generateToken(), team: "TEAM")) == first)
+                let otherAgain = self.device(try DefaultDeviceIdentifier(configuration: otherConfiguration, keyring: keyring.client()))
+                #expect(try attestation(try DeviceToken.verify(try await otherAgain.generateToken(), team: "TEAM")) == others)
 
                 _ = try await identifier.regenerateIdentifier()
-                let renewed = try #require(try DeviceToken.verify(try await device.generateToken(), team: "TEAM").tpmAttestation)
+                let renewed = try #require(try attestation(try DeviceToken.verify(try await device.generateToken(), team: "TEAM")))
                 #expect(renewed.certifiedKey != first.certifiedKey)
                 #expect(try await AccessGroupItems(keyring: keyring.client(), configuration: otherConfiguration).list()
                     .contains { $0.attributes["account"] == otherConfiguration.attestationAccount }, "regenerating one identity left the other's")
@@ -110,12 +127,59 @@ struct TPMAttestationTests {
         }
     }
 
+    @Test("What a backend sees: an attested token's header is alg, dpk, tps and typ; no byte of the endorsement certificate or the attestation key; two apps' tokens for two teams, and two tokens of one key, share no run of 16 bytes; only the server's key opens them")
+    func backendView() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let (app, otherApp) = (try await identifier(keyring), try await identifier(keyring))
+                let tokens = [
+                    try await device(app).generateToken(), try await device(app).generateToken(),
+                    try await DeviceCheckDevice(identifier: otherApp, team: "OTHER", attestationRecipient: opener.recipient).generateToken(),
+                ]
+                let verified = [try DeviceToken.verify(tokens[0], team: "TEAM"), try DeviceToken.verify(tokens[1], team: "TEAM"),
+                                try DeviceToken.verify(tokens[2], team: "OTHER")]
+                let attested = try #require(try attestation(verified[0]))
+                _ = try verifier(tpm).verify(verified[2], openedWith: opener)
+                // What a backend can read of each token: its text, and its parts decoded.
+                let readable = try tokens.map { token in
+                    let parts = String(decoding: token, as: UTF8.self).split(separator: ".").map(String.init)
+                    let header = try #require(Data(base64URL: parts[0]))
+                    let members = try #require(try JSONSerialization.jsonObject(with: header) as? [String: Any])
+                    #expect(Set(members.keys) == ["alg", "dpk", "tps", "typ"])
+                    let sealed = try #require(members["tps"] as? String)
+                    return token + header + (try #require(Data(base64URL: sealed)))
+                }
+                for (index, bytes) in readable.enumerated() {
+                    for part in [attested.endorsementCertificate, attested.attestationKey] {
+                        #expect(!Self.share16(part, bytes) && !Self.share16(Data(CompactJWS.encoded(part).utf8), bytes), "token \(index)")
+                    }
+                }
+                let sealed = verified.map { $0.sealedTPMAttestation ?? Data() }
+                #expect(!Self.share16(sealed[0], sealed[1]) && !Self.share16(sealed[0], sealed[2]), "sealed anew each time")
+                #expect(!Self.share16(verified[0].publicKey.externalRepresentation, readable[2]), "another app's key is another key")
+                let stranger = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+                #expect(throws: TPMAttestationError.self) { try stranger.open(sealed[0]) }
+                var altered = sealed[0]
+                altered[altered.count / 2] ^= 1
+                #expect(throws: TPMAttestationError.self) { try opener.open(altered) }
+            }
+        }
+    }
+
+    /// Whether `first` and `second` share a run of 16 bytes.
+    static func share16(_ first: Data, _ second: Data) -> Bool {
+        let (first, second) = ([UInt8](first), [UInt8](second))
+        guard first.count >= 16, second.count >= 16 else { return false }
+        let runs = Set((0...(first.count - 16)).map { first[$0..<($0 + 16)] })
+        return (0...(second.count - 16)).contains { runs.contains(second[$0..<($0 + 16)]) }
+    }
+
     @Test("A kept attestation that no longer holds together (one bit flipped in its signature, in its certification) is made again and kept, not carried")
     func tamperedKept() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring)
-                let first = try #require(try DeviceToken.verify(try await DeviceCheckDevice(identifier: identifier, team: "TEAM").generateToken(), team: "TEAM").tpmAttestation)
+                let first = try #require(try attestation(try DeviceToken.verify(try await device(identifier).generateToken(), team: "TEAM")))
                 // The item as the identifier keeps it.
                 let item = KeychainStorage<Data>(
                     account: identifier.configuration.attestationAccount, accessGroup: identifier.configuration.accessGroup, keyring: keyring.client())
@@ -128,10 +192,10 @@ struct TPMAttestationTests {
                     try await item.save(item: try tampered.kept)
                     // Another process: nothing of the item cached.
                     let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
-                    let token = try DeviceToken.verify(try await DeviceCheckDevice(identifier: again, team: "TEAM").generateToken(), team: "TEAM")
-                    let carried = try #require(token.tpmAttestation)
+                    let token = try DeviceToken.verify(try await device(again).generateToken(), team: "TEAM")
+                    let carried = try #require(try attestation(token))
                     #expect(carried != tampered)
-                    _ = try verifier(tpm).verify(token)
+                    _ = try verifier(tpm).verify(token, openedWith: opener)
                     #expect(try await item.get().flatMap(TPMAttestation.init(kept:)) == carried, "the one made again is kept")
                 }
             }
@@ -143,8 +207,8 @@ struct TPMAttestationTests {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let (first, second) = (try await identifier(keyring), try await identifier(keyring))
-                let firstToken = try DeviceToken.verify(try await DeviceCheckDevice(identifier: first, team: "TEAM").generateToken(), team: "TEAM")
-                let attestation = try #require(firstToken.tpmAttestation)
+                let firstToken = try DeviceToken.verify(try await device(first).generateToken(), team: "TEAM")
+                let attested = try #require(try attestation(firstToken))
                 let jti = try #require(Data(base64URL: firstToken.tokenID))
                 let verifier = try verifier(tpm)
                 func verify(_ attestation: TPMAttestation, signedBy identifier: DefaultDeviceIdentifier, jti: Data) async throws {
@@ -152,13 +216,13 @@ struct TPMAttestationTests {
                 }
 
                 // Unchanged, re-signed by its own key: accepted.
-                try await verify(attestation, signedBy: first, jti: jti)
+                try await verify(attested, signedBy: first, jti: jti)
                 // The first key's attestation in a token of the second key.
                 await #expect(throws: TPMAttestationError.mismatch("the certified key is another key")) {
-                    try await verify(attestation, signedBy: second, jti: jti)
+                    try await verify(attested, signedBy: second, jti: jti)
                 }
                 // The key's attestation is made over the key and kept: another token of the same key carries it.
-                try await verify(attestation, signedBy: first, jti: Data(repeating: 7, count: 16))
+                try await verify(attested, signedBy: first, jti: Data(repeating: 7, count: 16))
                 // One made over one token's jti (as earlier versions made them), replayed in another token of the key.
                 let wrapped = try #require(try await first.wrappedTPMKey())
                 let perToken = TPMAttestation(try TPMAttestor.attest(wrappedKey: wrapped, nonce: jti))
@@ -167,11 +231,11 @@ struct TPMAttestationTests {
                     try await verify(perToken, signedBy: first, jti: Data(repeating: 7, count: 16))
                 }
                 // One byte of the certify information changed (its clock): the AK's signature no longer verifies.
-                var info = attestation.certifyInfo
+                var info = attested.certifyInfo
                 info[info.count - 80] ^= 1
                 await #expect(throws: TPMAttestationError.badSignature) {
-                    try await verify(TPMAttestation(endorsementCertificate: attestation.endorsementCertificate, attestationKey: attestation.attestationKey,
-                                                    certifiedKey: attestation.certifiedKey, certifyInfo: info, signature: attestation.signature),
+                    try await verify(TPMAttestation(endorsementCertificate: attested.endorsementCertificate, attestationKey: attested.attestationKey,
+                                                    certifiedKey: attested.certifiedKey, certifyInfo: info, signature: attested.signature),
                                      signedBy: first, jti: jti)
                 }
                 // The maker's own CA certificate in place of the endorsement certificate: it chains, but is no EK's.
@@ -179,9 +243,9 @@ struct TPMAttestationTests {
                 let base64 = pem.components(separatedBy: "-----")[2].filter { !$0.isWhitespace }
                 let authority = try #require(Data(base64Encoded: base64))
                 await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is a CA certificate")) {
-                    try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attestation.attestationKey,
-                                                    certifiedKey: attestation.certifiedKey, certifyInfo: attestation.certifyInfo,
-                                                    signature: attestation.signature),
+                    try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attested.attestationKey,
+                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
+                                                    signature: attested.signature),
                                      signedBy: first, jti: jti)
                 }
                 // The same maker's certificate of a 3072-bit endorsement key (a TPM with two has two certificates): refused,
@@ -194,15 +258,15 @@ struct TPMAttestationTests {
                     """, "sh", maker], environment: ProcessInfo.processInfo.environment)
                 #expect(made.status == 0 && !made.stdout.isEmpty)
                 await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is not for a 2048-bit RSA key")) {
-                    try await verify(TPMAttestation(endorsementCertificate: made.stdout, attestationKey: attestation.attestationKey,
-                                                    certifiedKey: attestation.certifiedKey, certifyInfo: attestation.certifyInfo,
-                                                    signature: attestation.signature),
+                    try await verify(TPMAttestation(endorsementCertificate: made.stdout, attestationKey: attested.attestationKey,
+                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
+                                                    signature: attested.signature),
                                      signedBy: first, jti: jti)
                 }
                 // A verifier trusting another maker only.
                 let stranger = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Self.strangerCA))
                 #expect(throws: TPMAttestationError.untrustedEndorsement("unable to get local issuer certificate")) {
-                    try stranger.verify(firstToken)
+                    try stranger.verify(firstToken, openedWith: opener)
                 }
             }
         }
@@ -213,8 +277,8 @@ struct TPMAttestationTests {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring)
-                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
-                let attested = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"))
+                let device = self.device(identifier)
+                let attested = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"), openedWith: opener)
                 let challenge = try verifier(tpm).challenge(for: attested)
                 try await tpm.replace()
                 let refusal = await #expect(throws: DeviceIdentifierError.self) {
@@ -235,11 +299,11 @@ struct TPMAttestationTests {
                     keySize: 2048, keychainAccount: "device", useEncryption: false, accessGroup: AccessGroup(rawValue: uniqueGroup())!,
                     keyType: .p256, keyProtection: .tpm)
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client(), logger: log.logger)
-                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let device = self.device(identifier)
                 let made = try await device.token()
                 let token = try DeviceToken.verify(made.bytes, team: "TEAM")
                 let id = try await identifier.id
-                #expect(token.tpmAttestation == nil && token.deviceID == id)
+                #expect(try attestation(token) == nil && token.deviceID == id)
                 #expect(made.missingAttestation?.contains("no endorsement certificate") == true, "\(String(describing: made.missingAttestation))")
                 let entry = try #require(log.all.first { $0.message == "the token carries no TPM attestation" })
                 #expect(entry.metadata["reason"]?.contains("no endorsement certificate") == true, "\(entry.metadata)")
@@ -247,7 +311,8 @@ struct TPMAttestationTests {
                 let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
                 guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
                 #expect(reason.contains("no endorsement certificate"), "\(reason)")
-                let options = ["--team", "TEAM", "--key-protection", "tpm", "--key-type", "p256", "--non-interactive"]
+                let options = ["--team", "TEAM", "--key-protection", "tpm", "--key-type", "p256", "--non-interactive",
+                               "--attestation-key", CompactJWS.encoded(opener.recipient.publicKey)]
                 let warned = try await keyring.deviceid(["token"] + options)
                 #expect(warned.status == 0 && warned.errorText.contains("warning: the token carries no TPM attestation (")
                         && warned.errorText.contains("no endorsement certificate"), "\(warned.errorText)")
@@ -262,10 +327,10 @@ struct TPMAttestationTests {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
                 let identifier = try await identifier(keyring, protection: .keyring)
-                let device = DeviceCheckDevice(identifier: identifier, team: "TEAM")
+                let device = self.device(identifier)
                 let made = try await device.token()
                 let token = try DeviceToken.verify(made.bytes, team: "TEAM")
-                #expect(token.tpmAttestation == nil && made.missingAttestation == nil)
+                #expect(try attestation(token) == nil && made.missingAttestation == nil)
                 #expect(throws: TPMAttestationError.missing) { try verifier(tpm).verify(token) }
                 let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
                 guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
@@ -274,15 +339,16 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("The command: a token with the attestation or without, the credential released; a TPM reached without a resource manager is refused at once, its tokens warned about or refused")
+    @Test("The command: a token with the attestation sealed, or without (asked, or no key to seal it to), the credential released; a TPM reached without a resource manager is refused at once, its tokens warned about or refused")
     func command() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
-                let options = ["--key-protection", "tpm", "--key-type", "p256", "--non-interactive"]
+                let options = ["--key-protection", "tpm", "--key-type", "p256", "--non-interactive",
+                               "--attestation-key", CompactJWS.encoded(opener.recipient.publicKey)]
                 let made = try await keyring.deviceid(["token", "--team", "TEAM"] + options)
                 #expect(made.status == 0, "\(made.errorText)")
                 let token = try DeviceToken.verify(Data(made.text.trimmingCharacters(in: .whitespacesAndNewlines).utf8), team: "TEAM")
-                let challenge = try verifier(tpm).challenge(for: try verifier(tpm).verify(token))
+                let challenge = try verifier(tpm).challenge(for: try verifier(tpm).verify(token, openedWith: opener))
                 let input = try JSONSerialization.data(withJSONObject: [
                     "credential_blob": challenge.credentialBlob.base64EncodedString(), "encrypted_secret": challenge.encryptedSecret.base64EncodedString(),
                 ])
@@ -291,8 +357,13 @@ struct TPMAttestationTests {
                 try challenge.check(try #require(Data(base64Encoded: released.text.trimmingCharacters(in: .whitespacesAndNewlines))))
                 #expect(try await keyring.deviceid(["activate-credential"], input: Data("{}".utf8)).status == 65)
 
+                // No key to seal it to: none, and said.
+                let keyless = try await keyring.deviceid(["token", "--team", "TEAM"] + options.dropLast(2))
+                #expect(keyless.status == 0 && keyless.errorText.contains("no attestation key of the verifying server"), "\(keyless.errorText)")
+                #expect(try DeviceToken.verify(Data(keyless.stdout.filter { $0 != 0x0A }), team: "TEAM").sealedTPMAttestation == nil)
+
                 let unattested = try await keyring.deviceid(["token", "--team", "TEAM", "--no-tpm-attestation"] + options)
-                #expect(try DeviceToken.verify(Data(unattested.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == nil)
+                #expect(try attestation(try DeviceToken.verify(Data(unattested.stdout.filter { $0 != 0x0A }), team: "TEAM")) == nil)
 
                 // swtpm straight (its one connection is the resource manager's here, as the provider's would be).
                 let bare = try await keyring.deviceid(
@@ -303,14 +374,14 @@ struct TPMAttestationTests {
                 let swtpm = ["TPM2OPENSSL_TCTI": "swtpm:host=127.0.0.1,port=\(tpm.port)"]
                 let kept = try await keyring.deviceid(["token", "--team", "TEAM"] + options, environment: swtpm)
                 #expect(kept.status == 0 && !kept.errorText.contains("warning"), "\(kept.errorText)")
-                #expect(try DeviceToken.verify(Data(kept.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == token.tpmAttestation)
+                #expect(try attestation(try DeviceToken.verify(Data(kept.stdout.filter { $0 != 0x0A }), team: "TEAM")) == (try attestation(token)))
                 // A new identity's first token made there cannot carry one: said on standard error, or refused when required.
                 let fresh = options + ["--access-group", "attestation.fresh"]
                 _ = try await keyring.deviceid(["id"] + fresh)
                 let warned = try await keyring.deviceid(["token", "--team", "TEAM"] + fresh, environment: swtpm)
                 #expect(warned.status == 0 && warned.errorText.contains("warning: the token carries no TPM attestation")
                         && warned.errorText.contains("resource manager"), "\(warned.errorText)")
-                #expect(try DeviceToken.verify(Data(warned.stdout.filter { $0 != 0x0A }), team: "TEAM").tpmAttestation == nil)
+                #expect(try attestation(try DeviceToken.verify(Data(warned.stdout.filter { $0 != 0x0A }), team: "TEAM")) == nil)
                 let required = try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation"] + fresh, environment: swtpm)
                 #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains("resource manager"), "\(required.errorText)")
                 #expect(try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation", "--no-tpm-attestation"] + options).status == 64)

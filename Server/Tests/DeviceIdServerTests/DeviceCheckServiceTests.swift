@@ -177,7 +177,7 @@ struct DeviceCheckServiceTests {
         }
     }
 
-    @Test("TPM endpoints: absent without trusted TPM makers; with them, a token without an attestation is refused")
+    @Test("TPM endpoints: absent without trusted TPM makers; with them, the key attestations are sealed to, the same on every server of a database, and a token without an attestation is refused")
     func tpmEndpoints() async throws {
         try await Database.sqlite.with { running in
             let fixture = try await Fixture(store: try await running.open())
@@ -187,7 +187,24 @@ struct DeviceCheckServiceTests {
                 for endpoint in ["tpm/activation_challenge", "tpm/activate"] {
                     #expect(try await post(client, endpoint, jwt: jwt, request(device.token)).0 == .notFound)
                 }
+                #expect(try await client.execute(uri: "/v1/tpm/attestation_key", method: .get) { $0.status } == .notFound)
             }
+            // The key devices seal attestations to: a P-256 point, made once per database, answered to anyone.
+            let trust = try TPMTrust(
+                verifier: try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA)), pseudonymSecret: Array(repeating: 7, count: 32))
+            var keys: [String] = []
+            for _ in 0..<2 {
+                keys.append(try await fixture.app(tpm: trust).test(.live) { client async throws in
+                    let answer = try await client.execute(uri: "/v1/tpm/attestation_key", method: .get) { ($0.status, String(buffer: $0.body)) }
+                    #expect(answer.0 == .ok)
+                    let fields = try #require(try JSONSerialization.jsonObject(with: Data(answer.1.utf8)) as? [String: String])
+                    let key = try #require(fields["attestation_key"])
+                    let base64 = key.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                    _ = try AttestationRecipient(publicKey: try #require(Data(base64Encoded: base64 + String(repeating: "=", count: (4 - base64.count % 4) % 4))))
+                    return key
+                })
+            }
+            #expect(keys.count == 2 && keys[0] == keys[1])
             // A keyring-held key's token carries no attestation: a server that checks attestations still takes it.
             let makers = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA))
             try await fixture.app(tpm: try TPMTrust(verifier: makers, pseudonymSecret: Array(repeating: 7, count: 32))).test(.router) { client async throws in

@@ -26,9 +26,16 @@ public struct TPMAttestationVerifier: Sendable {
         }
     }
 
-    /// Checks the attestation `token` carries (step 1); throws ``TPMAttestationError`` otherwise.
-    public func verify(_ token: VerifiedDeviceToken) throws -> AttestedTPMKey {
-        guard let attestation = token.tpmAttestation else { throw TPMAttestationError.missing }
+    /// Checks the attestation `token` carries (step 1), a sealed one opened with `opener`; throws
+    /// ``TPMAttestationError`` otherwise (``TPMAttestationError/malformed(_:)`` for a sealed one without `opener`).
+    public func verify(_ token: VerifiedDeviceToken, openedWith opener: AttestationOpener? = nil) throws -> AttestedTPMKey {
+        let attestation: TPMAttestation
+        switch (token.tpmAttestation, token.sealedTPMAttestation, opener) {
+        case (let clear?, _, _): attestation = clear
+        case (nil, let sealed?, let opener?): attestation = try opener.open(sealed)
+        case (nil, _?, nil): throw TPMAttestationError.malformed("the attestation is sealed, and this verifier has no key to open it")
+        case (nil, nil, _): throw TPMAttestationError.missing
+        }
         let endorsement: X509Certificate
         do {
             endorsement = try X509Certificate(der: attestation.endorsementCertificate)

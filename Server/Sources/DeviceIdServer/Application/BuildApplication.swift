@@ -30,13 +30,13 @@ package func buildApplication(
     router.add(middleware: RequestTelemetry(registry: metrics))
     router.get("/health") { _, _ in Answer.text(.ok, "ok") }
     let api = router.group("v1")
+    let secrets = configuration.tpm.map { TPMSecrets(trust: $0, store: store) }
     let endpoints = DeviceEndpoints(
-        authorizer: TeamAuthorizer(store: store, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: configuration.tpm?.verifier),
+        authorizer: TeamAuthorizer(store: store, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: secrets),
         refusals: Refusals(registry: metrics), now: now)
-    let pseudonyms = configuration.tpm.map { TPMPseudonyms(trust: $0, store: store) }
     BitsController(store: store, trustsTPMs: configuration.tpm != nil).addRoutes(to: api, through: endpoints)
-    if let pseudonyms {
-        TPMController(store: store, pseudonyms: pseudonyms).addRoutes(to: api, through: endpoints)
+    if let secrets {
+        TPMController(store: store, secrets: secrets).addRoutes(to: api, through: endpoints)
     } else {
         TPMController.addAbsentRoutes(to: api)
     }
@@ -51,7 +51,7 @@ package func buildApplication(
         configuration: .init(address: configuration.api.binding, serverName: "deviceid-server"), services: [metricsListener], logger: logger)
     application.beforeServerStarts {
         try await store.migrate()
-        try await pseudonyms?.load()
+        try await secrets?.load()
     }
     return application
 }

@@ -2,38 +2,43 @@ import DeviceCheck
 import Foundation
 import Hummingbird
 
-/// Credential activation of a device token's TPM attestation, with trusted TPM makers:
-/// `POST /v1/tpm/activation_challenge` seals a credential to the TPM that attested the token's key, and
+/// Credential activation of a device token's TPM attestation, with trusted TPM makers: `GET /v1/tpm/attestation_key`
+/// answers the key devices seal their attestations to, `POST /v1/tpm/activation_challenge` seals a credential to the
+/// TPM that attested the token's key, and
 /// `POST /v1/tpm/activate` takes it back, once, within ``credentialLifetime``, and binds the key to that TPM: from
 /// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
 struct TPMController: Sendable {
     let store: any BitStore
-    let pseudonyms: TPMPseudonyms
+    let secrets: TPMSecrets
 
     /// How long a device has to return a credential sealed to its TPM.
     static let credentialLifetime: TimeInterval = 300
 
     func addRoutes(to routes: some RouterMethods<BasicRequestContext>, through endpoints: DeviceEndpoints) {
+        routes.get("tpm/attestation_key") { _, _ in
+            guard let opener = secrets.attestationOpener else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
+            return try Answer.json(AttestationKey(attestationKey: CompactJWS.encoded(opener.recipient.publicKey)))
+        }
         endpoints.post("tpm/activation_challenge", on: routes, answer: challenge)
         endpoints.post("tpm/activate", on: routes, answer: activate)
     }
 
     /// What the TPM endpoints answer on a server started without trusted TPM makers: `404`, saying why.
     static func addAbsentRoutes(to routes: some RouterMethods<BasicRequestContext>) {
-        for path in ["tpm/activation_challenge", "tpm/activate"] {
-            routes.post(RouterPath(path)) { _, _ in
-                Answer.text(.notFound, "TPM attestation is not enabled on this server (start it with --tpm-ca)")
-            }
+        let absent = { @Sendable (_: Request, _: BasicRequestContext) in
+            Answer.text(.notFound, "TPM attestation is not enabled on this server (start it with --tpm-ca)")
         }
+        routes.get("tpm/attestation_key", use: absent)
+        for path in ["tpm/activation_challenge", "tpm/activate"] { routes.post(RouterPath(path), use: absent) }
     }
 
     @Sendable private func challenge(_ call: DeviceCall) async throws -> Response {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
-        let challenge = try pseudonyms.trust.verifier.challenge(for: attested)
+        let challenge = try secrets.trust.verifier.challenge(for: attested)
         // The TPM is the one the credential is sealed to: the token that returns it may name another.
         try await store.savePendingCredential(
             PendingCredential(
-                attestationKeyName: attested.attestationKeyName, tpm: try await pseudonyms.pseudonym(of: attested, team: call.team.id),
+                attestationKeyName: attested.attestationKeyName, tpm: try await secrets.pseudonym(of: attested, team: call.team.id),
                 digest: challenge.expectedDigest, expires: call.now.addingTimeInterval(Self.credentialLifetime)),
             team: call.team.id, device: call.device)
         return try Answer.json(Challenge(
@@ -49,6 +54,11 @@ struct TPMController: Sendable {
               CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
         try await store.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
         return Answer.text(.ok, "")
+    }
+
+    /// The key devices seal their attestations to: an X9.63 P-256 point, base64url.
+    private struct AttestationKey: Encodable {
+        let attestationKey: String
     }
 
     /// A challenge: the credential sealed to the TPM's endorsement key, as `TPM2_ActivateCredential` takes it.

@@ -18,6 +18,10 @@ public final class PostgresBitStore: BitStore {
     /// How long one statement may wait for the database, an outage included, before the request it answers fails.
     static let operationTimeout: Duration = .seconds(5)
 
+    /// How long making or migrating the schema may take: at start, before any request waits on it, and with other
+    /// servers starting on the same database taking turns, so longer than a request's statement.
+    static let migrationTimeout: Duration = .seconds(30)
+
     /// How long the database lets one statement run, lock waits included: less than ``operationTimeout``, so that a
     /// statement whose request was answered `503` is over, committed or rolled back, soon after, not minutes later.
     static let statementTimeout: Duration = .seconds(4)
@@ -48,7 +52,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func migrate() async throws {
-        try await withDeadline(Self.operationTimeout, "creating the schema") { [client] in
+        try await withDeadline(Self.migrationTimeout, "creating the schema") { [client] in
             // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL. The lock is
             // the transaction's, so it is released however the transaction ends, a deadline's cancellation included.
             try await client.withTransaction(logger: Self.logger) { connection in

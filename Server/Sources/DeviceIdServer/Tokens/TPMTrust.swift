@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 
 /// What the TPM endpoints need: the TPM makers the server trusts, and where the secret that keys each TPM's pseudonym
 /// for a team (``DeviceCheck/AttestedTPMKey/pseudonym(team:secret:)``) comes from — the same on every server sharing a
-/// database. A description, read once; the secret an application uses is its ``TPMPseudonyms``'.
+/// database. A description, read once; the secrets an application uses are its ``TPMSecrets``'.
 public struct TPMTrust: Sendable {
     /// The makers trusted, and the checks of attestations.
     public let verifier: TPMAttestationVerifier
@@ -17,6 +17,8 @@ public struct TPMTrust: Sendable {
     static let maximumSecretSize = 4096
     /// The name of the secret in the database.
     static let secretName = "tpm-pseudonym"
+    /// The name in the database of the private key that opens sealed attestations.
+    static let openerName = "tpm-attestation-key"
 
     /// Trust as `verifier` says, with `pseudonymSecret` (at least ``minimumSecretSize`` bytes).
     public init(verifier: TPMAttestationVerifier, pseudonymSecret: [UInt8]) throws {
@@ -61,21 +63,30 @@ public struct TPMTrust: Sendable {
     }
 }
 
-/// The TPM pseudonyms of one running application: its ``TPMTrust``'s secret, read from its store once, before the API
-/// answers (``load()``).
-final class TPMPseudonyms: Sendable {
+/// The TPM secrets of one running application, read from its store once, before the API answers (``load()``): its
+/// ``TPMTrust``'s pseudonym secret, and the key that opens the attestations devices seal to the server (made at random
+/// by the first server that asks, and then every server sharing the store's).
+package final class TPMSecrets: Sendable {
     let trust: TPMTrust
     private let store: any BitStore
     private let secret = NIOLockedValueBox<[UInt8]?>(nil)
+    private let opener = NIOLockedValueBox<AttestationOpener?>(nil)
 
     init(trust: TPMTrust, store: any BitStore) {
         (self.trust, self.store) = (trust, store)
     }
 
-    /// Reads the secret, unless it was read before.
+    /// Reads the secrets, unless they were read before.
     func load() async throws {
         _ = try await loaded()
+        if opener.withLockedValue({ $0 }) == nil {
+            let key = try AttestationOpener(privateKey: try await store.secret(named: TPMTrust.openerName, proposing: try AttestationOpener.makePrivateKey()))
+            opener.withLockedValue { $0 = key }
+        }
     }
+
+    /// The key that opens sealed attestations, once ``load()`` has read it.
+    var attestationOpener: AttestationOpener? { opener.withLockedValue { $0 } }
 
     /// The pseudonym of `key`'s TPM for `team`.
     func pseudonym(of key: AttestedTPMKey, team: String) async throws -> String {

@@ -23,12 +23,12 @@ package final class VerifiedTokens: Sendable {
     }
 
     private let verified = NIOLockedValueBox(Cache())
-    private let tpm: TPMAttestationVerifier?
+    private let tpm: TPMSecrets?
     private let byteCapacity: Int
 
-    /// Checks tokens, and with `tpm` the TPM attestations they carry (without it, attestations are not looked at);
-    /// keeps those verified in at most `byteCapacity` bytes (by default 32 MiB).
-    package init(tpm: TPMAttestationVerifier?, byteCapacity: Int = 32 << 20) {
+    /// Checks tokens, and with `tpm` the TPM attestations they carry, sealed ones opened with its key (without it,
+    /// attestations are not looked at); keeps those verified in at most `byteCapacity` bytes (by default 32 MiB).
+    package init(tpm: TPMSecrets?, byteCapacity: Int = 32 << 20) {
         self.tpm = tpm
         self.byteCapacity = byteCapacity
     }
@@ -55,9 +55,9 @@ package final class VerifiedTokens: Sendable {
             throw .token(.malformed)
         }
         var attested: AttestedTPMKey?
-        if let tpm, token.tpmAttestation != nil {
+        if let tpm, token.tpmAttestation != nil || token.sealedTPMAttestation != nil {
             do {
-                attested = try tpm.verify(token)
+                attested = try tpm.trust.verifier.verify(token, openedWith: tpm.attestationOpener)
             } catch TPMAttestationError.untrustedEndorsement {
                 // A TPM whose maker the server was not told to trust: the token stands, unattested.
             } catch {

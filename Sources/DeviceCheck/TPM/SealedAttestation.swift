@@ -1,0 +1,67 @@
+import FoundationEssentials
+import OpenSSLSupport
+
+/// The key a device seals its TPM attestation to: the verifying server's (`deviceid-server` answers it at
+/// `GET /v1/tpm/attestation_key`). Sealed, an attestation shows the backend that relays a token nothing: the
+/// endorsement certificate (a hardware serial, the same for every app and team on the machine) and the attestation key
+/// reach the server alone, as Apple's device tokens are opaque to developers. Each token's is sealed anew (``ECIES``,
+/// a one-time key each time): no two tokens share a byte of it.
+public struct AttestationRecipient: Sendable, Hashable {
+    /// The public key: an X9.63 uncompressed P-256 point (65 bytes).
+    public let publicKey: Data
+
+    /// The recipient whose key is `publicKey`; ``TPMAttestationError/malformed(_:)`` unless it is a P-256 point.
+    public init(publicKey: Data) throws(TPMAttestationError) {
+        guard (try? P256Key(publicKeyX963: [UInt8](publicKey))) != nil else { throw .malformed("the attestation key is not a P-256 point") }
+        self.publicKey = publicKey
+    }
+
+    /// `attestation` sealed to this recipient: a token header's `tps`.
+    func seal(_ attestation: TPMAttestation) throws -> Data {
+        let recipient = try P256Key(publicKeyX963: [UInt8](publicKey))
+        return Data(try attestation.kept.withUnsafeBytes { message in
+            try ECIES.seal(message, to: recipient, context: AttestationOpener.context)
+        })
+    }
+}
+
+/// The verifying server's private key, which opens the attestations devices seal to its ``recipient``.
+public struct AttestationOpener: Sendable {
+    private let key: P256Key
+    /// The public half, for devices.
+    public let recipient: AttestationRecipient
+
+    /// What a sealed attestation is sealed under.
+    static let context = Array("swift-deviceid/sealed-tpm-attestation/v1".utf8) + [0]
+
+    /// The opener whose private key is `privateKey` (`04‖X‖Y‖D`, 97 bytes, as ``makePrivateKey()`` makes it).
+    public init(privateKey: [UInt8]) throws(TPMAttestationError) {
+        do {
+            key = try privateKey.withUnsafeBytes { bytes throws(OpenSSLFailure) in try P256Key(privateKeyX963: bytes) }
+            recipient = try AttestationRecipient(publicKey: try key.publicKeyX963())
+        } catch let error as TPMAttestationError {
+            throw error
+        } catch {
+            throw .malformed("the attestation opening key: \(error)")
+        }
+    }
+
+    /// A new private key (`04‖X‖Y‖D`), for ``init(privateKey:)``: keep it with the server's secrets.
+    public static func makePrivateKey() throws -> [UInt8] {
+        [UInt8](try P256Key.generate().privateKeyX963())
+    }
+
+    /// The attestation `sealed` (a token header's `tps`) holds; ``TPMAttestationError/malformed(_:)`` when it was not
+    /// sealed to this key, or was altered.
+    public func open(_ sealed: Data) throws(TPMAttestationError) -> TPMAttestation {
+        guard sealed.count > ECIES.overhead else { throw .malformed("the sealed attestation is too short") }
+        var message = [UInt8](repeating: 0, count: sealed.count - ECIES.overhead)
+        let authentic = try? sealed.withUnsafeBytes { sealed in
+            try message.withUnsafeMutableBytes { message in try ECIES.open(sealed, with: key, context: Self.context, into: message) }
+        }
+        guard authentic == true, let attestation = TPMAttestation(kept: Data(message)) else {
+            throw .malformed("the sealed attestation does not open with this server's key")
+        }
+        return attestation
+    }
+}
