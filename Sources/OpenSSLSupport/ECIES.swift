@@ -16,9 +16,12 @@ package enum ECIES {
     ) throws -> [UInt8] {
         let oneTime = try P256Key.generate()
         let oneTimePoint = try oneTime.publicKeyX963()
-        var secret = try oneTime.sharedSecret(with: recipient)
+        // The recipient's point as a key OpenSSL holds: a TPM-held key is no peer for the default provider's ECDH
+        // (OpenSSL 3.5: "operation not supported for this keytype").
+        let recipientPoint = try recipient.publicKeyX963()
+        var secret = try oneTime.sharedSecret(with: P256Key(publicKeyX963: [UInt8](recipientPoint)))
         defer { cleanse(&secret) }
-        var key = keyEncryptionKey(secret, context, oneTimePoint, try recipient.publicKeyX963())
+        var key = keyEncryptionKey(secret, context, oneTimePoint, recipientPoint)
         defer { cleanse(&key) }
         let nonce = try SecureRandom.bytes(AES256GCM.nonceSize)
         var sealed = [UInt8](repeating: 0, count: message.count + AES256GCM.tagSize)

@@ -185,11 +185,12 @@ struct KeyringFileTests {
     @Test("Concurrent first runs make exactly one identity in the file")
     func concurrentCreation() async throws {
         let file = try TestKeyringFile()
-        let ids = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<6 { group.addTask { try await file.deviceid("id").text } }
-            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        let runs = try await withThrowingTaskGroup(of: ProcessOutput.self) { group in
+            for _ in 0..<6 { group.addTask { try await file.deviceid("id") } }
+            return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(ids.count == 1 && ids.first?.count == 65)
+        let ids = Set(runs.map(\.text))
+        #expect(ids.count == 1 && ids.first?.count == 65, "\(runs.map { "\($0.status): \($0.text)\($0.errorText)" })")
         let search = try await file.run("/usr/bin/secret-tool", ["search", "--all", "account", "swift-deviceid.device-identifier"])
         #expect(search.text.components(separatedBy: "[no path]").count - 1 == 1, "\(search.text)")
     }
