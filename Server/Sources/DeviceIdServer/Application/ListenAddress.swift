@@ -32,7 +32,7 @@ package struct ListenAddress: Sendable {
     }
 
     /// Whether `host` is `localhost` or a loopback address; a name that merely starts with "127." is not.
-    private static func isLoopback(_ host: String) -> Bool {
+    static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }

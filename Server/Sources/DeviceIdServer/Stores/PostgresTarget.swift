@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
 import NIOSSL
 import PostgresNIO
 
@@ -59,7 +58,7 @@ package struct PostgresTarget: Sendable {
             guard let host = url.host, !host.isEmpty else { throw StoreError.badURL("no host") }
             endpoint = .tcp(host: host, port: port)
             name = "\(host):\(port)"
-            sslMode = parameters["sslmode"] ?? (Self.isLoopback(host) ? "prefer" : "verify-full")
+            sslMode = parameters["sslmode"] ?? (ListenAddress.isLoopback(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) ? "prefer" : "verify-full")
             tls = try Self.tls(mode: sslMode, rootCertificates: parameters["sslrootcert"])
         }
         self.user = user
@@ -118,13 +117,6 @@ package struct PostgresTarget: Sendable {
             // Not the server's answer: the TLS context could not be made from the URL's settings.
             throw StoreError.unreachable(name, reason: "TLS cannot be set up: \(error)", temporary: false)
         }
-    }
-
-    /// Whether `host` (a URL's, an IPv6 address maybe in brackets) is `localhost` or a loopback address.
-    private static func isLoopback(_ host: String) -> Bool {
-        let host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        guard let address = (try? SocketAddress(ipAddress: host, port: 0))?.ipAddress else { return host == "localhost" }
-        return address.hasPrefix("127.") || address == "::1"
     }
 
     /// libpq's `sslmode`: `verify-*` check the server's certificate against `rootCertificates` (a PEM file) or the
