@@ -93,7 +93,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// When the TPM's work for a call starting now must be done: the keyring client's timeout from now, or its outer
     /// deadline (the command's `--timeout`) when that comes first.
-    private nonisolated var tpmDeadline: Deadline { keyring?.workDeadline ?? Deadline(KeyringClient.defaultTimeout) }
+    private nonisolated var tpmDeadline: Deadline { keyring?.callDeadline ?? Deadline(KeyringClient.defaultTimeout) }
 
     /// Runs `work`, which calls the TPM, within this identifier's time for a call (see ``TPMAccess/run(until:_:)``).
     package nonisolated func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {

@@ -50,8 +50,9 @@ public struct KeyringClient: Sendable {
         return file.map { KeyringFileBackend(file: $0, host: service) } ?? service
     }
 
-    /// The deadline of a call starting now: ``timeout`` from now, or the outer deadline when that comes first.
-    var callDeadline: Deadline { Deadline(timeout).earlier(outerDeadline) }
+    /// The deadline of a call starting now: ``timeout`` from now, or the outer deadline when that comes first; also
+    /// what bounds the work done for this client's caller outside the keyring (the TPM's).
+    package var callDeadline: Deadline { Deadline(timeout).earlier(outerDeadline) }
 
     /// This client, each of whose calls is also bounded by `deadline`: several calls made as one operation share one
     /// bound, and one that runs out reports `deadline`'s ``KeyringError/timedOut(_:)``.

@@ -61,7 +61,7 @@ public final class TPMSealedKeyProvider: KeyProvider {
 
     private func unsealed(_ record: KeyringSecret) async throws -> KeyringSecret {
         let group = item.accessGroup
-        let deadline = keyring.workDeadline
+        let deadline = keyring.callDeadline
         let key = try await WorkerThreads.run(until: deadline, timedOut: SecureStorageError.tpmNotAnswering(within: deadline.timeout)) {
             try Self.tpm { try Self.unseal(record, for: group) }
         }

@@ -11,9 +11,3 @@ extension WorkerThreads {
         try await run(abandoningAfter: deadline.remaining, timedOut: timedOut, work)
     }
 }
-
-extension KeyringClient {
-    /// The deadline of work done for this client's caller outside the keyring (the TPM's): ``timeout`` from now, or the
-    /// outer deadline (``bounded(by:)``) when that comes first.
-    package var workDeadline: Deadline { callDeadline }
-}
