@@ -15,6 +15,12 @@ struct TeamCommand: AsyncParsableCommand {
         @Option(help: "The team's P-256 public key, PEM (SubjectPublicKeyInfo).") var publicKey: String
         @OptionGroup var database: DatabaseOptions
 
+        func validate() throws {
+            for (name, value) in [("team id", team), ("key id", keyID)] where !(1...Team.maximumIDSize).contains(value.utf8.count) {
+                throw ValidationError("the \(name) must be 1 to \(Team.maximumIDSize) bytes")
+            }
+        }
+
         func run() async throws {
             let pem = try String(contentsOfFile: publicKey, encoding: .utf8)
             guard pem.contains("-----BEGIN PUBLIC KEY-----") else { throw ValidationError("\(publicKey) is not a PEM public key") }

@@ -166,7 +166,7 @@ struct HostileClientTests {
     }
 }
 
-@Suite("What a hostile team's tokens can make the server keep: bounded in bytes")
+@Suite("What a hostile team's tokens and JWTs can make the server keep: bounded in bytes")
 struct FatTokenTests {
     @Test("Thousands of tokens with a 20 KB jti are refused and kept nowhere; tokens within the caps are kept in the cache's bytes")
     func fatTokens() async throws {
@@ -189,6 +189,35 @@ struct FatTokenTests {
             largest = max(largest, tokens.cachedBytes)
         }
         #expect(largest > capacity / 2 && largest <= capacity, "\(largest) bytes")
+    }
+
+    @Test("Thousands of valid team JWTs with a 20 KB claim are refused unread; JWTs within the cap are kept in the cache's bytes")
+    func fatTeamJWTs() async throws {
+        try await Database.sqlite.with { running in
+            let fixture = try await Fixture(store: try await running.open())
+            let capacity = 256 << 10
+            let authorizer = TeamAuthorizer(store: fixture.store, refreshInterval: .seconds(60), byteCapacity: capacity)
+            let issued = Int(Date().timeIntervalSince1970)
+            let jwt = { (padding: String) in
+                try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID1","typ":"JWT"}"#,
+                                       payload: #"{"iat":\#(issued),"iss":"TEAM1","pad":"\#(padding)"}"#, key: fixture.teamKey)
+            }
+            let fat = String(repeating: "A", count: 20_000)
+            for index in 0..<3_000 {
+                await #expect(throws: TeamRefusal.malformed) { try await authorizer.team(for: "Bearer " + jwt(fat + String(index)), now: Date()) }
+            }
+            #expect(authorizer.cachedBytes == 0)
+            // The longest padding that keeps the JWT within the cap: base64url of the payload, 86 bytes of signature.
+            let longest = (TeamAuthorizer.maximumJWTSize - 200) * 3 / 4 - 60
+            var largest = 0
+            for index in 0..<500 {
+                let token = try await jwt(String(repeating: "B", count: longest) + String(format: "%04d", index))
+                #expect(token.utf8.count > TeamAuthorizer.maximumJWTSize - 200 && token.utf8.count <= TeamAuthorizer.maximumJWTSize)
+                #expect(try await authorizer.team(for: "Bearer " + token, now: Date()).id == "TEAM1")
+                largest = max(largest, authorizer.cachedBytes)
+            }
+            #expect(largest > capacity / 2 && largest <= capacity, "\(largest) bytes")
+        }
     }
 }
 

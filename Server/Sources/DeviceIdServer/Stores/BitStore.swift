@@ -4,6 +4,9 @@ import ServiceLifecycle
 /// A team that may call the service: its id (the `iss` of its JWTs, the `aud` of its devices' tokens), the
 /// key id in its JWT headers, and its ES256 public key as PEM.
 public struct Team: Sendable, Hashable, Codable {
+    /// The longest team id and key id `deviceid-server team add` registers, in UTF-8 bytes.
+    public static let maximumIDSize = 1024
+
     /// The team id.
     public let id: String
     /// The `kid` of the team's JWTs.

@@ -24,7 +24,8 @@ public struct TeamClaims: JWTPayload {
 public enum TeamRefusal: String, Error, Sendable, CaseIterable {
     /// No `Bearer` JWT.
     case missing
-    /// Not a compact JWS as ``CompactJWS`` reads one (a member named twice among other things), not ES256, or no `kid`.
+    /// Over ``TeamAuthorizer/maximumJWTSize``, not a compact JWS as ``CompactJWS`` reads one (a member named twice
+    /// among other things), not ES256, or no `kid`.
     case malformed
     /// No team holds the `kid`.
     case unknownKey = "unknown_key"
@@ -43,19 +44,22 @@ public enum TeamRefusal: String, Error, Sendable, CaseIterable {
 /// and no other. Teams are read from the store at most once per ``refreshInterval`` and kept in memory: an unknown
 /// `kid` costs no query, and a replaced key or a removed team is seen by every server sharing the store within that
 /// interval. A verified JWT is remembered until it would expire, for as long as its team keeps the key that verified
-/// it, so a backend that sends the same one on every request pays for one signature check.
+/// it, so a backend that sends the same one on every request pays for one signature check; what is remembered is
+/// bounded in bytes, and a JWT over ``maximumJWTSize`` is refused unread.
 public final class TeamAuthorizer: Sendable {
+    /// The longest JWT read, in bytes: ample for a team id and key id of ``Team/maximumIDSize`` each.
+    public static let maximumJWTSize = 4096
+
     /// How long teams read from the store are used before they are read again.
     public let refreshInterval: Duration
 
     private let store: any BitStore
     private let state = NIOLockedValueBox(State())
-    private static let verifiedCapacity = 10_000
+    private let verified: ByteBoundedCache<String, (team: Team, until: Date)>
 
     private struct State {
         var teams: Teams?
         var reading: Task<Teams, any Error>?
-        var verified: [String: (team: Team, until: Date)] = [:]
     }
 
     /// The teams by `kid`, each with a key collection holding its key alone, and when they were read.
@@ -65,19 +69,29 @@ public final class TeamAuthorizer: Sendable {
     }
 
     /// An authorizer that finds teams in `store`, read again after `refreshInterval`.
-    public init(store: any BitStore, refreshInterval: Duration = .seconds(1)) {
+    public convenience init(store: any BitStore, refreshInterval: Duration = .seconds(1)) {
+        self.init(store: store, refreshInterval: refreshInterval, byteCapacity: 8 << 20)
+    }
+
+    /// An authorizer that remembers verified JWTs in at most `byteCapacity` bytes.
+    package init(store: any BitStore, refreshInterval: Duration, byteCapacity: Int) {
         self.store = store
         self.refreshInterval = refreshInterval
+        verified = ByteBoundedCache(byteCapacity: byteCapacity)
     }
+
+    /// The bytes the verified JWTs remembered take, as they are counted: never more than the capacity.
+    package var cachedBytes: Int { verified.bytes }
 
     /// The team `authorization` (the header's value) proves at `now`. Throws a ``TeamRefusal``, or the store's error
     /// when the teams could not be read.
     public func team(for authorization: String?, now: Date) async throws -> Team {
         guard let authorization, authorization.hasPrefix("Bearer ") else { throw TeamRefusal.missing }
         let jwt = String(authorization.dropFirst("Bearer ".count))
+        guard jwt.utf8.count <= Self.maximumJWTSize else { throw TeamRefusal.malformed }
         let teams = try await teams()
         // A JWT verified before was read strictly then: it holds while its team keeps the key that verified it.
-        if let cached = state.withLockedValue({ $0.verified[jwt] }), now < cached.until, teams.byKeyID[cached.team.keyID]?.team == cached.team {
+        if let cached = verified[jwt], now < cached.until, teams.byKeyID[cached.team.keyID]?.team == cached.team {
             return cached.team
         }
         guard let (team, keys) = teams.byKeyID[try Self.keyID(of: jwt)] else { throw TeamRefusal.unknownKey }
@@ -90,10 +104,8 @@ public final class TeamAuthorizer: Sendable {
         guard claims.iss.value == team.id else { throw TeamRefusal.wrongTeam }
         let issued = claims.iat.value
         guard issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { throw TeamRefusal.time }
-        state.withLockedValue { state in
-            if state.verified.count >= Self.verifiedCapacity { state.verified.removeAll() }   // many distinct JWTs only cost their checks again
-            state.verified[jwt] = (team, issued.addingTimeInterval(3600))
-        }
+        // The key's text, with room for the entry and the dictionary's slot (the team's strings are the store's).
+        verified.keep((team, issued.addingTimeInterval(3600)), for: jwt, cost: jwt.utf8.count + 128)
         return team
     }
 

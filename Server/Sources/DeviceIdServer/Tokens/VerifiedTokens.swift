@@ -1,6 +1,5 @@
 import DeviceCheck
 import Foundation
-import NIOConcurrencyHelpers
 
 /// A device token that checked out, and what its TPM attestation proved, when it carries one the server checks.
 package struct CheckedToken: Sendable {
@@ -17,31 +16,25 @@ package final class VerifiedTokens: Sendable {
         let token: String
     }
 
-    private struct Cache {
-        var entries: [Key: CheckedToken] = [:]
-        var bytes = 0
-    }
-
-    private let verified = NIOLockedValueBox(Cache())
+    private let verified: ByteBoundedCache<Key, CheckedToken>
     private let tpm: TPMSecrets?
-    private let byteCapacity: Int
 
     /// Checks tokens, and with `tpm` the TPM attestations they carry, sealed ones opened with its key (without it,
     /// attestations are not looked at); keeps those verified in at most `byteCapacity` bytes (by default 32 MiB).
     package init(tpm: TPMSecrets?, byteCapacity: Int = 32 << 20) {
         self.tpm = tpm
-        self.byteCapacity = byteCapacity
+        verified = ByteBoundedCache(byteCapacity: byteCapacity)
     }
 
     /// The bytes the cache holds, as it counts them: never more than its capacity.
-    package var cachedBytes: Int { verified.withLockedValue(\.bytes) }
+    package var cachedBytes: Int { verified.bytes }
 
     /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now` and its attestation,
     /// when it carries one, holds together; else the refusal saying why. An attestation by a TPM of a maker not
     /// trusted leaves the token unattested.
     package func verify(_ encoded: String, team: String, now: Date) throws(DeviceRequest.Refusal) -> CheckedToken {
         let key = Key(team: team, token: encoded)
-        if let known = verified.withLockedValue({ $0.entries[key] }), now.timeIntervalSince(known.token.expiresAt) <= 60,
+        if let known = verified[key], now.timeIntervalSince(known.token.expiresAt) <= 60,
            known.token.issuedAt.timeIntervalSince(now) <= 60 {
             return known
         }
@@ -66,12 +59,7 @@ package final class VerifiedTokens: Sendable {
         }
         let checked = CheckedToken(token: token, attested: attested)
         // The key's text, and the token's parts kept decoded (about as many bytes again), with room for the rest.
-        let cost = team.utf8.count + 2 * encoded.utf8.count + 512
-        verified.withLockedValue { cache in
-            guard cost <= byteCapacity else { return }
-            if cache.bytes + cost > byteCapacity { cache = Cache() }
-            if cache.entries.updateValue(checked, forKey: key) == nil { cache.bytes += cost }
-        }
+        verified.keep(checked, for: key, cost: team.utf8.count + 2 * encoded.utf8.count + 512)
         return checked
     }
 }
