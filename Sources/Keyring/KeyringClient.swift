@@ -169,7 +169,8 @@ public struct KeyringClient: Sendable {
     ///
     /// Processes using this library take a per-user lock file around the read and the store, so concurrent
     /// callers, in one process or several, create exactly one item. `make` runs on a worker thread, under
-    /// the lock and within the call's timeout: it may block (for example, to generate a key).
+    /// the lock and within the call's timeout: it may block (for example, to generate a key); one still running at
+    /// the deadline is abandoned (``KeyringError/timedOut(_:)``) and what it makes is dropped.
     public func secret(
         matching attributes: KeyringAttributes,
         orStore make: @escaping @Sendable () throws -> KeyringSecret,
@@ -183,7 +184,13 @@ public struct KeyringClient: Sendable {
         let (secret, created) = try await backend.readOrCreate(
             for: attributes,
             read: { try await backend.secret(matching: attributes) },
-            make: { try await WorkerThreads.run(make) },
+            make: {
+                do {
+                    return try await WorkerThreads.run(until: backend.deadline, timedOut: backend.deadline.timedOut, make)
+                } catch is CancellationError {
+                    throw KeyringError.cancelled
+                }
+            },
             add: { try await backend.add($0, label: label, attributes: attributes, in: collection, contentType: contentType) })
         return (secret, created)
     }

@@ -31,17 +31,18 @@ public final class TPMSealedKeyProvider: KeyProvider {
     /// The group's key, made and sealed (once) if the keyring definitely has none.
     public func encryptionKey() async throws -> (key: KeyringSecret, parameters: [UInt8]) {
         if let key = cached.withLock({ $0 }) { return (key, Self.parameters) }
-        let group = item.accessGroup
+        let (keyring, group, attributes) = (keyring, item.accessGroup, item.attributes)
         // The key this call sealed, if its record is the one stored: no need to ask the TPM to open it again.
         let made = Locked<KeyringSecret?>(nil)
-        let (record, created) = try await keyring.secret(
-            matching: item.attributes,
-            orStore: {
-                let (record, key) = try Self.tpm { try Self.seal(for: group) }
+        let (record, created) = try await keyring.readOrCreate(
+            for: attributes,
+            read: { try await keyring.secret(matching: attributes) },
+            make: {
+                let (record, key) = try await onTPM { try Self.seal(for: group) }
                 made.withLock { $0 = key }
                 return record
             },
-            label: "TPM-sealed encryption key (\(group))")
+            add: { try await keyring.add($0, label: "TPM-sealed encryption key (\(group))", attributes: attributes) })
         if created, let key = made.withLock({ $0 }) {
             cached.withLock { $0 = key }
             return (key, Self.parameters)
@@ -61,12 +62,18 @@ public final class TPMSealedKeyProvider: KeyProvider {
 
     private func unsealed(_ record: KeyringSecret) async throws -> KeyringSecret {
         let group = item.accessGroup
-        let deadline = keyring.callDeadline
-        let key = try await WorkerThreads.run(until: deadline, timedOut: SecureStorageError.tpmNotAnswering(within: deadline.timeout)) {
-            try Self.tpm { try Self.unseal(record, for: group) }
-        }
+        let key = try await onTPM { try Self.unseal(record, for: group) }
         cached.withLock { $0 = key }
         return key
+    }
+
+    /// Runs `body`, which calls the TPM, on a thread of its own until the keyring client's deadline: a TPM that does
+    /// not answer by then is ``SecureStorageError/tpmNotAnswering(within:)``.
+    private func onTPM<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        let deadline = keyring.callDeadline
+        return try await WorkerThreads.run(until: deadline, timedOut: SecureStorageError.tpmNotAnswering(within: deadline.timeout)) {
+            try Self.tpm(body)
+        }
     }
 
     /// A new key, and the record that seals it to the TPM for `group`.

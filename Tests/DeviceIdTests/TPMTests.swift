@@ -170,7 +170,7 @@ struct TPMTests {
         }
     }
 
-    @Test("A TPM that stops answering TPM2_Sign: `sign` and `token --timeout 3` give up then (69, naming the TPM); sixteen stuck signatures hold no thread the keyring calls need")
+    @Test("A TPM that stops answering TPM2_Sign: `sign` and `token --timeout 3` give up then (69, naming the TPM); sixteen stuck signatures hold no thread the keyring calls need; nor does sealing an encryption key hang")
     func wedged() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -197,6 +197,12 @@ struct TPMTests {
                         try await group.waitForAll()
                     }
                 }
+                // Sealing an app's first encryption key (TPM2_Create) is bounded by the same deadline, and stores nothing.
+                let sealing = SecuredKeyEncryptor(accessGroup: AccessGroup(rawValue: uniqueGroup())!, keyring: keyring.client(timeout: .seconds(3)), keyProtection: .tpm)
+                try await tpm.swallowing(commandCode: 0x153) {
+                    _ = await #expect(throws: SecureStorageError.tpmNotAnswering(within: .seconds(3))) { try await sealing.encrypt(data: Data("a note".utf8)) }
+                }
+                #expect(try await sealing.decrypt(data: try await sealing.encrypt(data: Data("a note".utf8))) == Data("a note".utf8), "sealed once the TPM answers")
                 #expect(try await keyring.deviceid(["sign"] + options, input: Data("x".utf8)).status == 0, "the TPM answers again")
             }
         }
