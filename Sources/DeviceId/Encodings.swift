@@ -13,24 +13,33 @@ extension Sequence<UInt8> {
 extension Data {
     /// Base64url without padding (RFC 7515), as JOSE signatures and thumbprints are written.
     package var base64URLEncoded: String {
-        String(base64EncodedString().compactMap { character -> Character? in
-            switch character {
-            case "+": "-"
-            case "/": "_"
-            case "=": nil
-            default: character
+        var text = [UInt8](base64EncodedData())
+        while text.last == UInt8(ascii: "=") { text.removeLast() }
+        for index in text.indices {
+            switch text[index] {
+            case UInt8(ascii: "+"): text[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): text[index] = UInt8(ascii: "_")
+            default: break
             }
-        })
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Bytes from base64url text without padding (RFC 7515), or `nil` when it is not, or not the one text that
     /// writes those bytes (unused bits set in its last character): a token has one spelling.
     package init?(base64URL text: some StringProtocol) {
-        guard text.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
-        else { return nil }
-        var base64 = String(text).replacing("-", with: "+").replacing("_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let bytes = Data(base64Encoded: base64), bytes.base64URLEncoded.utf8.elementsEqual(text.utf8) else { return nil }
+        var base64: [UInt8] = []
+        base64.reserveCapacity(text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"): base64.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): base64.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): base64.append(byte)
+            default: return nil
+            }
+        }
+        base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
+        guard let bytes = Data(base64Encoded: Data(base64)), bytes.base64URLEncoded.utf8.elementsEqual(text.utf8) else { return nil }
         self = bytes
     }
 

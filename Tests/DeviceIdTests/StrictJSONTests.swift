@@ -49,6 +49,14 @@ struct StrictJSONTests {
         #expect(Data(base64URL: "AAE") == Data([0, 1]))
         #expect(Data(base64URL: "AB") == nil && Data(base64URL: "AAF") == nil && Data(base64URL: "AA==") == nil)
         #expect(Data(base64URL: "_-8") == Data([0xFF, 0xEF]) && Data(base64URL: "_-9") == nil)
+        #expect(Data(base64URL: "A+8") == nil && Data(base64URL: "A/8") == nil && Data(base64URL: "AA\n") == nil && Data(base64URL: "A") == nil)
+        var random = SystemRandomNumberGenerator()
+        for count in 0..<100 {
+            let bytes = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
+            let text = bytes.base64URLEncoded
+            #expect(text == bytes.base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: ""))
+            #expect(Data(base64URL: text) == bytes)
+        }
     }
 
     @Test("A compact JWS: three parts, its signing input as written")

@@ -18,9 +18,8 @@ public struct AttestationRecipient: Sendable, Hashable {
 
     /// `attestation` sealed to this recipient: a token header's `tps`.
     func seal(_ attestation: TPMAttestation) throws -> Data {
-        let recipient = try P256Key(publicKeyX963: [UInt8](publicKey))
-        return Data(try attestation.kept.withUnsafeBytes { message in
-            try ECIES.seal(message, to: recipient, context: AttestationOpener.context)
+        Data(try attestation.kept.withUnsafeBytes { message in
+            try ECIES.seal(message, to: [UInt8](publicKey), context: AttestationOpener.context)
         })
     }
 }
