@@ -30,11 +30,18 @@ public enum ChildProcess {
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Runs `executable` to completion, feeding it `input` on standard input.
+    /// Runs `executable` to completion, feeding it `input` on standard input. A child still running after `limit` is
+    /// killed (its status then `SIGKILL`'s number), so a program that hangs fails its test instead of holding the run.
     public static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data()
+        _ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data(),
+        killedAfter limit: Duration = .seconds(120)
     ) async throws -> ProcessOutput {
         let process = try spawn(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        let bound = Task {
+            try await Task.sleep(for: limit)
+            process.signal(SIGKILL)
+        }
+        defer { bound.cancel() }
         // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe.
         async let out = readToEnd(process.output!)
         async let err = readToEnd(process.errorOutput!)
