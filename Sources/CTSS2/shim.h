@@ -168,9 +168,66 @@ static inline TSS2_RC deviceid_tss_certify(ESYS_CONTEXT *esys, ESYS_TR key, ESYS
     return rc;
 }
 
+/* A policy session that satisfies the endorsement key's policy (PolicySecret of the endorsement hierarchy), for one
+ * command that uses the key; the TPM ends it after that command, the caller flushes it when the command fails. */
+static inline TSS2_RC deviceid_tss_endorsement_session(ESYS_CONTEXT *esys, ESYS_TR *session) {
+    const TPMT_SYM_DEF symmetric = { .algorithm = TPM2_ALG_NULL };
+    *session = ESYS_TR_NONE;
+    TSS2_RC rc = Esys_StartAuthSession(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                                       NULL, TPM2_SE_POLICY, &symmetric, TPM2_ALG_SHA256, session);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_PolicySecret(esys, ESYS_TR_RH_ENDORSEMENT, *session, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
+                           NULL, NULL, NULL, 0, NULL, NULL);
+    if (rc != TSS2_RC_SUCCESS) { Esys_FlushContext(esys, *session); *session = ESYS_TR_NONE; }
+    return rc;
+}
+
+/* The endorsement key's witness: a P-256 signing key made under `ek` and loaded there, certified by `ak` over `nonce`.
+ * The certification carries the witness's qualified name, which hashes the name of its parent, so a verifier learns
+ * the template of the endorsement key that holds the certificate's private key. `public` receives the witness's
+ * TPM2B_PUBLIC, `attest` and `signature` the certification as deviceid_tss_certify gives it. */
+static inline TSS2_RC deviceid_tss_endorsement_witness(ESYS_CONTEXT *esys, ESYS_TR ek, ESYS_TR ak, const uint8_t *nonce, size_t nonceLength,
+                                                       uint8_t *public, size_t publicCapacity, size_t *publicLength,
+                                                       uint8_t *attest, size_t attestCapacity, size_t *attestLength,
+                                                       uint8_t *signature, size_t signatureCapacity, size_t *signatureLength) {
+    const TPM2B_PUBLIC template = { .publicArea = {
+        .type = TPM2_ALG_ECC, .nameAlg = TPM2_ALG_SHA256,
+        .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                            TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_NODA,
+        .parameters.eccDetail = {
+            .symmetric = { .algorithm = TPM2_ALG_NULL }, .scheme = { .scheme = TPM2_ALG_NULL },
+            .curveID = TPM2_ECC_NIST_P256, .kdf = { .scheme = TPM2_ALG_NULL } } } };
+    const TPM2B_SENSITIVE_CREATE sensitive = { 0 };
+    const TPM2B_DATA outside = { 0 };
+    const TPML_PCR_SELECTION pcrs = { 0 };
+    TPM2B_PRIVATE *private = NULL;
+    TPM2B_PUBLIC *made = NULL;
+    ESYS_TR session = ESYS_TR_NONE, witness = ESYS_TR_NONE;
+    TSS2_RC rc = deviceid_tss_endorsement_session(esys, &session);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_Create(esys, ek, session, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside, &pcrs,
+                     &private, &made, NULL, NULL, NULL);
+    Esys_FlushContext(esys, session);
+    if (rc == TSS2_RC_SUCCESS) rc = deviceid_tss_endorsement_session(esys, &session);
+    if (rc == TSS2_RC_SUCCESS) {
+        rc = Esys_Load(esys, ek, session, ESYS_TR_NONE, ESYS_TR_NONE, private, made, &witness);
+        Esys_FlushContext(esys, session);
+    }
+    size_t offset = 0;
+    if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PUBLIC_Marshal(made, public, publicCapacity, &offset);
+    *publicLength = offset;
+    if (rc == TSS2_RC_SUCCESS)
+        rc = deviceid_tss_certify(esys, witness, ak, nonce, nonceLength, attest, attestCapacity, attestLength,
+                                  signature, signatureCapacity, signatureLength);
+    if (witness != ESYS_TR_NONE) Esys_FlushContext(esys, witness);
+    Esys_Free(private);
+    Esys_Free(made);
+    return rc;
+}
+
 /* TPM2_ActivateCredential: the secret a verifier sealed to `ek` for the key named like `ak`, released only if both
- * are loaded in this TPM. The endorsement key's policy (PolicySecret of the endorsement hierarchy) is satisfied in a
- * policy session of its own. `secret` receives the credential; the caller wipes it. */
+ * are loaded in this TPM. The endorsement key's policy is satisfied in a policy session of its own. `secret`
+ * receives the credential; the caller wipes it. */
 static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS_TR ek,
                                             const uint8_t *blob, size_t blobLength, const uint8_t *encrypted, size_t encryptedLength,
                                             uint8_t *secret, size_t capacity, size_t *length) {
@@ -182,16 +239,11 @@ static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS
     offset = 0;
     rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(encrypted, encryptedLength, &offset, &seed);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    const TPMT_SYM_DEF symmetric = { .algorithm = TPM2_ALG_NULL };
     ESYS_TR session = ESYS_TR_NONE;
-    rc = Esys_StartAuthSession(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
-                               NULL, TPM2_SE_POLICY, &symmetric, TPM2_ALG_SHA256, &session);
+    rc = deviceid_tss_endorsement_session(esys, &session);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    rc = Esys_PolicySecret(esys, ESYS_TR_RH_ENDORSEMENT, session, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
-                           NULL, NULL, NULL, 0, NULL, NULL);
     TPM2B_DIGEST *released = NULL;
-    if (rc == TSS2_RC_SUCCESS)
-        rc = Esys_ActivateCredential(esys, ak, ek, ESYS_TR_PASSWORD, session, ESYS_TR_NONE, &credential, &seed, &released);
+    rc = Esys_ActivateCredential(esys, ak, ek, ESYS_TR_PASSWORD, session, ESYS_TR_NONE, &credential, &seed, &released);
     Esys_FlushContext(esys, session);
     if (rc != TSS2_RC_SUCCESS) return rc;
     if (released->size > capacity) rc = TSS2_ESYS_RC_INSUFFICIENT_BUFFER;

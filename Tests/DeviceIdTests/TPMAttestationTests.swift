@@ -3,6 +3,7 @@ import DeviceId
 import Foundation
 import Keyring
 import KeyringTestSupport
+import OpenSSLSupport
 import SecureStorage
 import TPMSupport
 import Testing
@@ -188,7 +189,7 @@ struct TPMAttestationTests {
                     let index = part == \.signature ? 4 : 3
                     parts[index][parts[index].count - 3] ^= 0x10
                     let tampered = TPMAttestation(
-                        endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4])
+                        endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4], witness: first.witness)
                     try await item.save(item: try tampered.kept)
                     // Another process: nothing of the item cached.
                     let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
@@ -235,7 +236,8 @@ struct TPMAttestationTests {
                 info[info.count - 80] ^= 1
                 await #expect(throws: TPMAttestationError.badSignature) {
                     try await verify(TPMAttestation(endorsementCertificate: attested.endorsementCertificate, attestationKey: attested.attestationKey,
-                                                    certifiedKey: attested.certifiedKey, certifyInfo: info, signature: attested.signature),
+                                                    certifiedKey: attested.certifiedKey, certifyInfo: info, signature: attested.signature,
+                                                    witness: attested.witness),
                                      signedBy: first, jti: jti)
                 }
                 // The maker's own CA certificate in place of the endorsement certificate: it chains, but is no EK's.
@@ -245,7 +247,7 @@ struct TPMAttestationTests {
                 await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is a CA certificate")) {
                     try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attested.attestationKey,
                                                     certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
-                                                    signature: attested.signature),
+                                                    signature: attested.signature, witness: attested.witness),
                                      signedBy: first, jti: jti)
                 }
                 // The same maker's certificate of a 3072-bit endorsement key (a TPM with two has two certificates): refused,
@@ -260,8 +262,40 @@ struct TPMAttestationTests {
                 await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is not for a 2048-bit RSA key")) {
                     try await verify(TPMAttestation(endorsementCertificate: made.stdout, attestationKey: attested.attestationKey,
                                                     certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
-                                                    signature: attested.signature),
+                                                    signature: attested.signature, witness: attested.witness),
                                      signedBy: first, jti: jti)
+                }
+                // The same TPM's other 2048-bit RSA endorsement key (the TCG's high range: template H-1, its policy and
+                // attributes), certified by the same maker: the certificate chains and fits the profile, and this TPM could
+                // release a credential sealed to it, but the witness shows the key the TPM holds under L-1 is another.
+                // Refused, so that one TPM cannot be activated as two devices.
+                let environment = ProcessInfo.processInfo.environment
+                let highRange = try await ChildProcess.run("/bin/sh", ["-c", """
+                    set -e
+                    cd "$1"
+                    perl -e 'print pack("H*", "ca3d0a99a2b93906f7a3342414efcfb3a385d44cd1fd459089d19b5071c0b7a0")' > h1.policy
+                    tpm2_createprimary -Q -C e -g sha256 -G rsa2048:null:aes128cfb -L h1.policy -c h1.context \
+                        -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|adminwithpolicy|restricted|decrypt'
+                    tpm2_readpublic -Q -c h1.context -f pem -o h1.pem
+                    printf 'keyUsage=critical,keyEncipherment\nextendedKeyUsage=2.23.133.8.1\nbasicConstraints=critical,CA:FALSE\n' > h1.ext
+                    openssl req -new -newkey rsa:2048 -nodes -keyout /dev/null -subj /CN=ek 2>/dev/null |
+                        openssl x509 -req -force_pubkey h1.pem -CA issuercert.pem -CAkey signkey.pem -set_serial 2049 -extfile h1.ext -days 1 -outform DER 2>/dev/null
+                    """, "sh", maker], environment: environment.merging(["TPM2TOOLS_TCTI": environment["TPM2OPENSSL_TCTI"] ?? ""]) { $1 })
+                #expect(highRange.status == 0 && !highRange.stdout.isEmpty, "\(highRange.errorText)")
+                let secondKey = try X509Certificate(der: highRange.stdout).rsaPublicKey().publicNumbers().modulus
+                #expect(secondKey != (try X509Certificate(der: attested.endorsementCertificate).rsaPublicKey().publicNumbers().modulus))
+                await #expect(throws: TPMAttestationError.mismatch("the endorsement key that made the witness is not the certificate's under the TCG's template")) {
+                    try await verify(TPMAttestation(endorsementCertificate: highRange.stdout, attestationKey: attested.attestationKey,
+                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
+                                                    signature: attested.signature, witness: attested.witness),
+                                     signedBy: first, jti: jti)
+                }
+                // An attestation without the witness, as earlier versions made them: the token stands, unattested.
+                await #expect(throws: TPMAttestationError.untrustedEndorsement(
+                    "made by an earlier version, it does not show which endorsement key it is (update the device)")) {
+                    try verifier.verify(try DeviceToken.verify(try await token(signedBy: first, carrying: TPMAttestation(
+                        endorsementCertificate: attested.endorsementCertificate, attestationKey: attested.attestationKey,
+                        certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo, signature: attested.signature, witness: nil), jti: jti), team: "TEAM"))
                 }
                 // A verifier trusting another maker only.
                 let stranger = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Self.strangerCA))

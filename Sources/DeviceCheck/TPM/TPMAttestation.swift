@@ -22,15 +22,30 @@ public struct TPMAttestation: Sendable, Hashable {
     public let certifyInfo: Data
     /// The AK's signature of `certifyInfo` (`TPMT_SIGNATURE`).
     public let signature: Data
+    /// The endorsement key's witness: the public area (`TPM2B_PUBLIC`) of a key made under the endorsement key, the AK's
+    /// certification of it and the signature, as for the device key. Its certified qualified name hashes the name of
+    /// the endorsement key, so it shows the key was made with the TCG's template for the certificate read (L-1), not
+    /// another template of the same TPM with a certificate of its own. `nil` in attestations of earlier versions.
+    public let witness: (key: Data, certifyInfo: Data, signature: Data)?
 
     /// An attestation from its parts.
-    public init(endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data) {
+    public init(
+        endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data,
+        witness: (key: Data, certifyInfo: Data, signature: Data)?
+    ) {
         self.endorsementCertificate = endorsementCertificate
         self.attestationKey = attestationKey
         self.certifiedKey = certifiedKey
         self.certifyInfo = certifyInfo
         self.signature = signature
+        self.witness = witness
     }
+
+    /// Whether two attestations have the same parts.
+    public static func == (left: Self, right: Self) -> Bool { left.member == right.member }
+
+    /// Hashes every part.
+    public func hash(into hasher: inout Hasher) { hasher.combine(member) }
 }
 
 extension TPMAttestation {
@@ -79,18 +94,46 @@ extension TPMAttestation {
         guard info.extraData == Self.keyBinding(of: key) || (tokenID.flatMap { Data(base64URL: $0) }.map { info.extraData == $0 } ?? false) else {
             throw TPMAttestationError.mismatch("the certification was made for another key or token")
         }
-        let signature = try TPMSignature(signature)
-        guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(signature.raw, for: certifyInfo) else {
+        guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(try TPMSignature(signature).raw, for: certifyInfo) else {
             throw TPMAttestationError.badSignature
         }
+        try checkWitness(signedBy: signer, over: info.extraData, endorsement: endorsement)
         return attestationKey
+    }
+
+    /// Checks that the endorsement key whose certificate is `endorsement` is the one made with the TCG's template
+    /// L-1: the witness, certified by the AK over `nonce`, was made under a key of that name. A TPM can hold the
+    /// certificate's private key under no other name, so a certificate of its other 2048-bit RSA key (the high
+    /// range's) cannot stand for it: one TPM, one endorsement key.
+    private func checkWitness(signedBy signer: P256Key, over nonce: Data, endorsement: X509Certificate) throws(TPMAttestationError) {
+        guard let witness else {
+            throw TPMAttestationError.untrustedEndorsement("made by an earlier version, it does not show which endorsement key it is (update the device)")
+        }
+        let key = try TPMPublicArea(witness.key)
+        let info = try TPMCertifyInfo(witness.certifyInfo)
+        guard signer.verify(try TPMSignature(witness.signature).raw, for: witness.certifyInfo) else { throw TPMAttestationError.badSignature }
+        guard info.certifiedName == key.name, info.extraData == nonce else {
+            throw TPMAttestationError.mismatch("the endorsement key's witness was certified for another key")
+        }
+        let modulus: Data
+        do {
+            modulus = try endorsement.rsaPublicKey().publicNumbers().modulus
+        } catch {
+            throw TPMAttestationError.malformed("the endorsement certificate's key: \(error.reason ?? error.function)")
+        }
+        let endorsementKey = TPMPublicArea.endorsementKeyName(modulus: modulus)
+        let parent = TPMPublicArea.qualifiedName(of: endorsementKey, under: TPMPublicArea.endorsementHierarchy)
+        guard info.qualifiedName == TPMPublicArea.qualifiedName(of: key.name, under: parent) else {
+            throw TPMAttestationError.mismatch("the endorsement key that made the witness is not the certificate's under the TCG's template")
+        }
     }
 
     /// The attestation the TPM made (`TPMAttestor.attest(wrappedKey:nonce:)`).
     package init(_ evidence: TPMKeyEvidence) {
         self.init(
             endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
-            certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature)
+            certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature,
+            witness: (evidence.witnessKey, evidence.witnessCertifyInfo, evidence.witnessSignature))
     }
 
     /// The attestation as it is kept beside the identity: its token member, as JSON.
@@ -104,20 +147,32 @@ extension TPMAttestation {
         self.init(member)
     }
 
-    /// The token header's `tpm` member: each part base64url.
-    struct Member: Codable, Equatable {
+    /// The token header's `tpm` member: each part base64url (the witness's as `wkey`, `winfo` and `wsig`, absent in
+    /// attestations of earlier versions).
+    struct Member: Codable, Hashable {
         let ek: String, ak: String, key: String, info: String, sig: String
+        let wkey: String?, winfo: String?, wsig: String?
     }
 
     var member: Member {
         Member(ek: endorsementCertificate.base64URLEncoded, ak: attestationKey.base64URLEncoded, key: certifiedKey.base64URLEncoded,
-               info: certifyInfo.base64URLEncoded, sig: signature.base64URLEncoded)
+               info: certifyInfo.base64URLEncoded, sig: signature.base64URLEncoded,
+               wkey: witness?.key.base64URLEncoded, winfo: witness?.certifyInfo.base64URLEncoded, wsig: witness?.signature.base64URLEncoded)
     }
 
     init?(_ member: Member) {
         guard let ek = Data(base64URL: member.ek), let ak = Data(base64URL: member.ak), let key = Data(base64URL: member.key),
               let info = Data(base64URL: member.info), let sig = Data(base64URL: member.sig) else { return nil }
-        self.init(endorsementCertificate: ek, attestationKey: ak, certifiedKey: key, certifyInfo: info, signature: sig)
+        let decoded = [member.wkey, member.winfo, member.wsig].map { $0.flatMap { Data(base64URL: $0) } }
+        let witness: (key: Data, certifyInfo: Data, signature: Data)?
+        switch (member.wkey, member.winfo, member.wsig) {
+        case (nil, nil, nil): witness = nil
+        case (_?, _?, _?):
+            guard let key = decoded[0], let info = decoded[1], let sig = decoded[2] else { return nil }
+            witness = (key, info, sig)
+        default: return nil
+        }
+        self.init(endorsementCertificate: ek, attestationKey: ak, certifiedKey: key, certifyInfo: info, signature: sig, witness: witness)
     }
 }
 

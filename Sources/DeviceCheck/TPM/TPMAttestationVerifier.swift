@@ -5,11 +5,12 @@ import OpenSSLSupport
 /// Checks the TPM attestation a device token carries, for a server that trusts some TPM makers: Keylime's registrar
 /// and WebAuthn's `tpm` format do the same two steps.
 ///
-/// 1. ``verify(_:)``: the endorsement certificate chains to a trusted maker and fits the TCG's EK profile (an RSA
-///    end-entity key of 2048 bits or more, for key encipherment); the attestation key (AK) is a restricted
-///    signing key fixed to its TPM; it certified the token's own key, over that key (`keyBinding(of:)`,
+/// 1. ``verify(_:openedWith:)``: the endorsement certificate chains to a trusted maker and fits the TCG's EK profile
+///    (an RSA end-entity key of 2048 bits, for key encipherment); the attestation key (AK) is a restricted signing key
+///    fixed to its TPM; it certified the token's own key, over that key (`keyBinding(of:)`,
 ///    made once per key) or over the token's `jti` (as earlier versions made it, once per token); that key was made
-///    in the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`).
+///    in the TPM and can never leave it (`fixedTPM`, `fixedParent`, `sensitiveDataOrigin`); and the AK certified a
+///    witness made under the certificate's key with the TCG's template L-1 (``TPMAttestation/witness``).
 /// 2. ``challenge(for:)`` and ``CredentialChallenge/check(_:)``: credential activation. A secret sealed to the
 ///    certified endorsement key, for the AK's name, that only that TPM can release, and only while it holds the AK.
 ///    Until the device has returned it, nothing ties the AK to the endorsement certificate: step 1 alone proves nothing.

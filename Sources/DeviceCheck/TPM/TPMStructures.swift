@@ -90,6 +90,29 @@ struct TPMPublicArea {
         try reader.end()
         name = Data([0x00, 0x0B]) + Digest.sha256(area)
     }
+
+    /// The endorsement hierarchy's name (its handle, `TPM_RH_ENDORSEMENT`): the parent of its primary keys.
+    static let endorsementHierarchy = Data([0x40, 0x00, 0x00, 0x0B])
+
+    /// The name of the RSA-2048 endorsement key whose modulus is `modulus`, made with the TCG EK Credential Profile's
+    /// template L-1 (the one whose certificate is at NV index 0x01C00002): the template's `TPMT_PUBLIC` with the
+    /// modulus as its unique field.
+    static func endorsementKeyName(modulus: Data) -> Data {
+        let significant = modulus.drop { $0 == 0 }
+        let unique = Data(repeating: 0, count: max(0, 256 - significant.count)) + significant
+        var area = Data([0x00, 0x01, 0x00, 0x0B, 0x00, 0x03, 0x00, 0xB2, 0x00, 0x20])   // RSA, SHA-256, attributes, policy size
+        area += [0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xB3, 0xF8, 0x1A, 0x90, 0xCC, 0x8D, 0x46, 0xA5, 0xD7, 0x24,   // PolicySecret(TPM_RH_ENDORSEMENT)
+                 0xFD, 0x52, 0xD7, 0x6E, 0x06, 0x52, 0x0B, 0x64, 0xF2, 0xA1, 0xDA, 0x1B, 0x33, 0x14, 0x69, 0xAA]
+        area += [0x00, 0x06, 0x00, 0x80, 0x00, 0x43, 0x00, 0x10, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00]   // AES-128-CFB, no scheme, 2048 bits, 2^16+1
+        area += [UInt8(unique.count >> 8), UInt8(unique.count & 0xFF)] + unique
+        return Data([0x00, 0x0B]) + Digest.sha256(area)
+    }
+
+    /// The qualified name of the object named `name` whose parent's qualified name is `parent` (a hierarchy's, for a
+    /// primary key): `nameAlg‖H(parent‖name)`, as TPM2_Certify reports it.
+    static func qualifiedName(of name: Data, under parent: Data) -> Data {
+        Data([0x00, 0x0B]) + Digest.sha256(parent + name)
+    }
 }
 
 /// What an attestation key signed in TPM2_Certify (`TPMS_ATTEST` of type `TPM_ST_ATTEST_CERTIFY`).
@@ -98,6 +121,8 @@ struct TPMCertifyInfo {
     let extraData: Data
     /// The certified object's name.
     let certifiedName: Data
+    /// The certified object's qualified name: its name hashed with its parents'.
+    let qualifiedName: Data
 
     init(_ bytes: Data) throws(TPMAttestationError) {
         var reader = TPMReader(bytes)
@@ -107,7 +132,7 @@ struct TPMCertifyInfo {
         extraData = try reader.sized()
         _ = try reader.bytes(17 + 8)   // clockInfo, firmwareVersion
         certifiedName = try reader.sized()
-        _ = try reader.sized()   // qualifiedName
+        qualifiedName = try reader.sized()
         try reader.end()
     }
 }

@@ -5,9 +5,11 @@ import OpenSSLSupport
 /// What a TPM says about one of its keys, as the TPM marshals each part: the endorsement key's certificate (DER, NV
 /// index 0x01C00002), the attestation key's public area (`TPM2B_PUBLIC`), the certified key's public area, the
 /// `TPMS_ATTEST` of type certify the AK signed (the key's name and the verifier's nonce), and the AK's signature of
-/// it (`TPMT_SIGNATURE`, ECDSA with SHA-256).
+/// it (`TPMT_SIGNATURE`, ECDSA with SHA-256); then the same three for the endorsement key's witness, a key made under
+/// the endorsement key, whose certified qualified name shows which template that key was made with.
 package typealias TPMKeyEvidence = (
-    endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data
+    endorsementCertificate: Data, attestationKey: Data, certifiedKey: Data, certifyInfo: Data, signature: Data,
+    witnessKey: Data, witnessCertifyInfo: Data, witnessSignature: Data
 )
 
 /// The device's half of TPM attestation, done with its own ESAPI context. Every call blocks on the TPM.
@@ -25,18 +27,41 @@ package enum TPMAttestor {
         let certificate = try endorsementCertificate(tpm)
         let (ak, akPublic) = try attestationKey(tpm)
         let key = try load(wrapped, in: tpm)
-        var info = Data(), signature = Data()
-        signature = try marshaled(capacity: 512) { (signatureBytes, signatureLength) throws(TPMFailure) in
+        let (info, signature) = try certification("Esys_Certify", in: tpm, over: nonce) { context, nonce, count, info, infoLength, signature, signatureLength in
+            deviceid_tss_certify(context, key, ak, nonce, count, info, 1024, infoLength, signature, 512, signatureLength)
+        }
+        tpm.flush(key)
+        let ek = try tpm.object("Esys_CreatePrimary(EK)") { deviceid_tss_create_ek($0, $1, nil, 0, nil) }
+        var witness = [UInt8](repeating: 0, count: 512), witnessLength = 0
+        let (witnessInfo, witnessSignature) = try certification("Esys_Create, Esys_Load, Esys_Certify (the endorsement key's witness)", in: tpm, over: nonce) {
+            context, nonce, count, info, infoLength, signature, signatureLength in
+            witness.withUnsafeMutableBufferPointer { witness in
+                deviceid_tss_endorsement_witness(context, ek, ak, nonce, count, witness.baseAddress, 512, &witnessLength,
+                                                 info, 1024, infoLength, signature, 512, signatureLength)
+            }
+        }
+        tpm.flush(ek)
+        return (certificate, akPublic, wrapped.publicArea, info, signature, Data(witness.prefix(witnessLength)), witnessInfo, witnessSignature)
+    }
+
+    /// The `TPMS_ATTEST` (at most 1,024 bytes) and `TPMT_SIGNATURE` (at most 512) that `certify` writes, given the
+    /// TSS context and `nonce`.
+    private static func certification(
+        _ name: String, in tpm: TSSContext, over nonce: Data,
+        _ certify: (OpaquePointer, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int>,
+                    UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int>) -> TSS2_RC
+    ) throws(TPMFailure) -> (info: Data, signature: Data) {
+        var info = Data()
+        let signature = try marshaled(capacity: 512) { (signatureBytes, signatureLength) throws(TPMFailure) in
             info = try marshaled(capacity: 1024) { (infoBytes, infoLength) throws(TPMFailure) in
-                try tpm.step("Esys_Certify") { context in
+                try tpm.step(name) { context in
                     nonce.withUnsafeBytes { nonce in
-                        deviceid_tss_certify(context, key, ak, nonce.bindMemory(to: UInt8.self).baseAddress, nonce.count,
-                                             infoBytes, 1024, infoLength, signatureBytes, 512, signatureLength)
+                        certify(context, nonce.bindMemory(to: UInt8.self).baseAddress, nonce.count, infoBytes, infoLength, signatureBytes, signatureLength)
                     }
                 }
             }
         }
-        return (certificate, akPublic, wrapped.publicArea, info, signature)
+        return (info, signature)
     }
 
     /// The credential a verifier sealed to this TPM's endorsement key for its attestation key (`TPM2_MakeCredential`'s
