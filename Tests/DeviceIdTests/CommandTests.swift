@@ -279,7 +279,7 @@ struct ClientChurnTests {
                 for i in $(seq \(runs)); do
                     out=$("$0" id --non-interactive 2>&1); [ "$out" = "$expected" ] || { echo "run $i: $out"; exit 1; }
                 done
-                """, deviceidExecutable, expected.path])
+                """, deviceidExecutable, expected.path], killedAfter: .seconds(1200))
             #expect(loop.status == 0, "\(loop.text) \(keyring.providerExit ?? "the provider is still running"); its log: \(keyring.providerLog)")
         }
     }

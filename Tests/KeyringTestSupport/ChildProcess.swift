@@ -30,11 +30,15 @@ public enum ChildProcess {
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// How long ``run(_:_:environment:input:killedAfter:)`` lets a child run unless told otherwise: far longer than
+    /// any one command of the tests takes, however loaded the machine.
+    public static let patience: Duration = .seconds(120)
+
     /// Runs `executable` to completion, feeding it `input` on standard input. A child still running after `limit` is
     /// killed (its status then `SIGKILL`'s number), so a program that hangs fails its test instead of holding the run.
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data(),
-        killedAfter limit: Duration = .seconds(120)
+        killedAfter limit: Duration = patience
     ) async throws -> ProcessOutput {
         let process = try spawn(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
         let bound = Task {

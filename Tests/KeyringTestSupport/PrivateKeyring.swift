@@ -251,11 +251,12 @@ public final class PrivateKeyring: Sendable {
     }
 
     /// Runs a command against this keyring (for example `secret-tool`), with `input` on its standard input.
-    /// `environment` adds to (or replaces in) this keyring's environment.
+    /// `environment` adds to (or replaces in) this keyring's environment; a command still running after `limit` is killed.
     public func run(
-        _ executable: String, _ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:]
+        _ executable: String, _ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:],
+        killedAfter limit: Duration = ChildProcess.patience
     ) async throws -> ProcessOutput {
-        try await ChildProcess.run(executable, arguments, environment: environment.merging(extra) { $1 }, input: input)
+        try await ChildProcess.run(executable, arguments, environment: environment.merging(extra) { $1 }, input: input, killedAfter: limit)
     }
 
     /// Stops `process` (SIGKILL) when this keyring shuts down.
