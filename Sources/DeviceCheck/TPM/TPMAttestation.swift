@@ -163,14 +163,12 @@ extension TPMAttestation {
     init?(_ member: Member) {
         guard let ek = Data(base64URL: member.ek), let ak = Data(base64URL: member.ak), let key = Data(base64URL: member.key),
               let info = Data(base64URL: member.info), let sig = Data(base64URL: member.sig) else { return nil }
-        let decoded = [member.wkey, member.winfo, member.wsig].map { $0.flatMap { Data(base64URL: $0) } }
-        let witness: (key: Data, certifyInfo: Data, signature: Data)?
-        switch (member.wkey, member.winfo, member.wsig) {
-        case (nil, nil, nil): witness = nil
-        case (_?, _?, _?):
-            guard let key = decoded[0], let info = decoded[1], let sig = decoded[2] else { return nil }
-            witness = (key, info, sig)
-        default: return nil
+        let parts = [member.wkey, member.winfo, member.wsig]
+        var witness: (key: Data, certifyInfo: Data, signature: Data)?
+        if parts.contains(where: { $0 != nil }) {
+            let decoded = parts.compactMap { $0.flatMap { Data(base64URL: $0) } }
+            guard decoded.count == 3 else { return nil }
+            witness = (decoded[0], decoded[1], decoded[2])
         }
         self.init(endorsementCertificate: ek, attestationKey: ak, certifiedKey: key, certifyInfo: info, signature: sig, witness: witness)
     }
