@@ -41,14 +41,11 @@ public enum ChildProcess {
         killedAfter limit: Duration = patience
     ) async throws -> ProcessOutput {
         let process = try spawn(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
-        let bound = Task {
-            try await Task.sleep(for: limit)
-            process.signal(SIGKILL)
-        }
-        defer { bound.cancel() }
-        // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe.
-        async let out = readToEnd(process.output!)
-        async let err = readToEnd(process.errorOutput!)
+        // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe; a child whose pipes
+        // are still open at the deadline is killed, and they are read to their end.
+        let deadline = ContinuousClock.now + limit
+        async let out = readToEnd(process.output!, before: deadline) { process.signal(SIGKILL) }
+        async let err = readToEnd(process.errorOutput!, before: deadline) { process.signal(SIGKILL) }
         try process.input!.write(contentsOf: input)
         try process.input!.close()
         return ProcessOutput(status: await process.terminated().status, stdout: await out, stderr: await err)
@@ -66,9 +63,20 @@ public enum ChildProcess {
             path, arguments, environment: environment.merging(sanitizerSettings) { given, _ in given }, stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
-    /// Reads `handle` to its end on a thread outside the cooperative pool.
-    static func readToEnd(_ handle: FileHandle) async -> Data {
-        await offPool { (try? handle.readToEnd()) ?? Data() }
+    /// Reads `handle` to its end on a thread outside the cooperative pool; when it has not ended by `deadline`, calls
+    /// `overrun` (which ends the writer) and reads on to the end.
+    static func readToEnd(_ handle: FileHandle, before deadline: ContinuousClock.Instant, overrun: @escaping @Sendable () -> Void) async -> Data {
+        await offPool {
+            var data = Data(), chunk = [UInt8](repeating: 0, count: 65536)
+            while readable(handle, before: deadline) {
+                let count = read(handle.fileDescriptor, &chunk, chunk.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return data }   // the end, or an error no later read would get past
+                data.append(contentsOf: chunk[..<count])
+            }
+            overrun()
+            return data + ((try? handle.readToEnd()) ?? Data())
+        }
     }
 
     /// Reads one line from `handle` on a thread outside the cooperative pool (empty at the end).
