@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "DeviceId", targets: ["DeviceId"]),
         .library(name: "DeviceIdUserDefaults", targets: ["DeviceIdUserDefaults"]),
         .library(name: "DeviceCheck", targets: ["DeviceCheck"]),
+        .library(name: "DeviceVerifier", targets: ["DeviceVerifier"]),
         .executable(name: "deviceid", targets: ["DeviceIdCommand"]),
         .library(name: "Keyring", targets: ["Keyring"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
@@ -58,16 +59,21 @@ let package = Package(
         .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
+        // What a server links to check a device, and nothing of the desktop: device public keys and their signatures,
+        // device tokens, TPM attestations. OpenSSL only.
+        .target(name: "DeviceVerifier", dependencies: ["OpenSSLSupport"]),
         // Layer 3: the device identity and the identifiers that compose with it.
         .target(
             name: "DeviceId",
-            dependencies: ["SecureStorage", "Keyring", "Threading", "OpenSSLSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SecureStorage", "Keyring", "Threading", "OpenSSLSupport", "DeviceVerifier", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Threading"]),
-        // Device tokens: the client half of DeviceCheck for Linux.
-        .target(name: "DeviceCheck", dependencies: ["DeviceId", "OpenSSLSupport", "TPMSupport", "Threading"]),
+        // Device tokens: the client half of DeviceCheck for Linux (the server half is DeviceVerifier, which it exports).
+        .target(name: "DeviceCheck", dependencies: ["DeviceId", "DeviceVerifier", "OpenSSLSupport", "TPMSupport", "Threading"]),
         // The main actor inside a GLib main loop (GTK, GIO applications). GLib only.
         .target(name: "MainLoopIntegration", dependencies: ["CGLib", "CDispatchMainQueue"]),
         // The `deviceid` command for session scripts.
@@ -127,7 +133,7 @@ let package = Package(
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport",
+                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "DeviceVerifier", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport",
                 "KeyringTestSupport", "FuzzDriver", "FuzzTargets",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "DeviceIdServer",
             dependencies: [
-                .product(name: "DeviceCheck", package: root),
+                .product(name: "DeviceVerifier", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -55,7 +55,7 @@ let package = Package(
             name: "ServerCommand",
             dependencies: [
                 "DeviceIdServer",
-                .product(name: "DeviceCheck", package: root),
+                .product(name: "DeviceVerifier", package: root),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "ServerFuzzTargets",
             dependencies: [
-                "DeviceIdServer", .product(name: "DeviceCheck", package: root), .product(name: "FuzzDriver", package: root),
+                "DeviceIdServer", .product(name: "DeviceVerifier", package: root), .product(name: "FuzzDriver", package: root),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Fuzz/ServerFuzzTargets"

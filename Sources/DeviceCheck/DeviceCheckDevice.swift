@@ -1,5 +1,6 @@
 import Threading
 import DeviceId
+import DeviceVerifier
 import FoundationEssentials
 import OpenSSLSupport
 import TPMSupport

@@ -239,7 +239,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         let valid = try stored.validated()
         let identity = DeviceIdentity(
             id: valid.id, origin: valid.origin, isNew: created,
-            publicKey: try valid.publicKey.map { try DevicePublicKey(externalRepresentation: $0, keyType: valid.resolvedKeyType) },
+            publicKey: try valid.publicKey.map(valid.devicePublicKey),
             keyProtection: valid.resolvedKeyProtection, created: valid.created)
         let signingKey = stored.privateKey.map {
             SigningKey(privateKey: $0, keyType: valid.resolvedKeyType, protection: valid.resolvedKeyProtection)

@@ -7,16 +7,12 @@ import SecureStorage
 public enum DeviceIdentifierError: Error, Sendable, Hashable {
     /// OpenSSL could not generate a key pair (the detail is its reason); nothing was written.
     case keyGenerationFailed(String)
-    /// The bytes given as a public key are not exactly one PKCS#1 RSA public key (the detail says why).
-    case invalidPublicKey(String)
     /// OpenSSL could not sign with the device key (the detail is its reason).
     case signingFailed(String)
     /// The signature algorithm does not fit the identity's key type (ES256 with RSA, RS256 or PS256 with P-256).
     case invalidAlgorithm(String)
     /// The identity has no public key to export (a legacy identifier adopted without one).
     case publicKeyExtractionFailed
-    /// OpenSSL could not encode the public key for export (SPKI, JWK numbers).
-    case externalRepresentationFailed(String)
     /// There is no identity to act on, and the call does not create one.
     case keychainItemNotFound
     /// The stored identity is present but malformed (the detail says how); it is left as it is.
@@ -110,8 +106,6 @@ extension DeviceIdentifierError: CustomStringConvertible {
         switch self {
         case .keyGenerationFailed(let detail):
             "OpenSSL could not generate the key pair (\(detail)); nothing was written"
-        case .invalidPublicKey(let detail):
-            "not a usable public key (\(detail))"
         case .signingFailed(let detail):
             "OpenSSL could not sign with the device key (\(detail))"
         case .invalidAlgorithm(let detail):
@@ -119,8 +113,6 @@ extension DeviceIdentifierError: CustomStringConvertible {
         case .publicKeyExtractionFailed:
             "this identity has no public key: it was adopted from a legacy identifier without one "
                 + "(`deviceid regenerate` would make a key pair, replacing the identity and its id for good)"
-        case .externalRepresentationFailed(let detail):
-            "OpenSSL could not encode the public key (\(detail))"
         case .keychainItemNotFound:
             "there is no device identity in this access group and account yet; ask for the id to create one"
         case .keychainUnexpectedData(let detail):

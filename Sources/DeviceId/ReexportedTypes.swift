@@ -15,3 +15,9 @@
 // DeviceIdentifierError's payloads
 @_exported import enum Keyring.KeyringError
 @_exported import enum SecureStorage.SecureStorageError
+
+// The identity's public key, and how it signs: the verifier's types, which a server links without the keyring
+@_exported import struct DeviceVerifier.DevicePublicKey
+@_exported import enum DeviceVerifier.DevicePublicKeyError
+@_exported import enum DeviceVerifier.DeviceKeyType
+@_exported import enum DeviceVerifier.SignatureAlgorithm

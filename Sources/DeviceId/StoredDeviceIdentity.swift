@@ -55,11 +55,7 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
         guard !id.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("empty identifier") }
         if let publicKey {
             guard !publicKey.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("the public key is empty") }
-            do {
-                _ = try DevicePublicKey(externalRepresentation: publicKey, keyType: resolvedKeyType)
-            } catch {
-                throw DeviceIdentifierError.keychainUnexpectedData("the public key is not one \(resolvedKeyType.rawValue) public key: \(error)")
-            }
+            _ = try devicePublicKey(publicKey)
         }
         if origin == .generated {
             guard let publicKey, privateKey != nil else {
@@ -70,6 +66,15 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
             }
         }
         return self
+    }
+
+    /// `bytes` as the record's public key; ``DeviceIdentifierError/keychainUnexpectedData(_:)`` when they are not one.
+    package func devicePublicKey(_ bytes: Data) throws -> DevicePublicKey {
+        do {
+            return try DevicePublicKey(externalRepresentation: bytes, keyType: resolvedKeyType)
+        } catch {
+            throw DeviceIdentifierError.keychainUnexpectedData("the public key is not one \(resolvedKeyType.rawValue) public key: \(error)")
+        }
     }
 
     /// The key type, RSA for records written before P-256 existed.

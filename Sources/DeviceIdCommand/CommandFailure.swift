@@ -76,6 +76,7 @@ struct CommandFailure: Error {
         switch error {
         case let failure as CommandFailure: failure.status
         case let error as DeviceIdentifierError: status(for: error)
+        case DevicePublicKeyError.invalidPublicKey: .dataError
         case let error as KeyringError: status(for: error)
         case SecureStorageError.cryptoFailure: .software
         case SecureStorageError.derivationTimedOut: .tryAgain
@@ -88,14 +89,14 @@ struct CommandFailure: Error {
         switch error {
         case .keychainUnexpectedStatus(let keyring): status(for: keyring)
         case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: .dataError
-        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidPublicKey, .invalidAlgorithm,
+        case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidAlgorithm,
              .invalidKeyProtection: .usage
         case .tpmKeyFromAnotherTPM: .dataError
         case .keychainItemNotFound: .noIdentity
         case .machineIdUnavailable, .tpmUnavailable, .attestationUnavailable: .unavailable
         case .legacyIdentifierUnreadable: .unreadableInput
         case .cancelled, .tpmLockout: .tryAgain
-        case .keyGenerationFailed, .externalRepresentationFailed, .signingFailed, .cryptoFailure,
+        case .keyGenerationFailed, .signingFailed, .cryptoFailure,
              .unexpected, .tpmFailed: .software
         }
     }

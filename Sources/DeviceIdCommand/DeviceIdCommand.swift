@@ -45,7 +45,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
         } catch {
             let failure: CommandFailure
             switch error {
-            case is CommandFailure, is DeviceIdentifierError, is KeyringError, is SecureStorageError:
+            case is CommandFailure, is DeviceIdentifierError, is DevicePublicKeyError, is KeyringError, is SecureStorageError:
                 failure = CommandFailure(error)
             default:
                 let code = exitCode(for: error).rawValue

@@ -1,4 +1,5 @@
 @testable import DeviceCheck
+@testable import DeviceVerifier
 import DeviceId
 import Foundation
 import Keyring

@@ -68,8 +68,8 @@ struct VectorTests {
         // Not a point on the curve, or not 65 bytes: refused.
         var offCurve = hexData(vectors.public_key_x963_hex)
         offCurve[64] ^= 1
-        #expect(throws: DeviceIdentifierError.self) { try DevicePublicKey(externalRepresentation: offCurve, keyType: .p256) }
-        #expect(throws: DeviceIdentifierError.self) { try DevicePublicKey(externalRepresentation: offCurve.prefix(33), keyType: .p256) }
+        #expect(throws: DevicePublicKeyError.self) { try DevicePublicKey(externalRepresentation: offCurve, keyType: .p256) }
+        #expect(throws: DevicePublicKeyError.self) { try DevicePublicKey(externalRepresentation: offCurve.prefix(33), keyType: .p256) }
     }
 
     @Test("ES256 signatures, raw r‖s and DER, verify in our code; the DER one in `openssl dgst` too; RS256 is refused for P-256")

@@ -1,4 +1,4 @@
-import DeviceCheck
+import DeviceVerifier
 import DeviceIdServer
 import Foundation
 import FuzzDriver

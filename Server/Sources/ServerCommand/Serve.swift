@@ -1,5 +1,5 @@
 import ArgumentParser
-import DeviceCheck
+import DeviceVerifier
 import DeviceIdServer
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-import DeviceCheck
+import DeviceVerifier
 import Foundation
 import Hummingbird
 import Logging

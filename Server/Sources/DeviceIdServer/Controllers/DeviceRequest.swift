@@ -1,4 +1,4 @@
-import DeviceCheck
+import DeviceVerifier
 import Foundation
 
 /// A request to one of the device endpoints, read from its body: the fields, and the device token they carry,

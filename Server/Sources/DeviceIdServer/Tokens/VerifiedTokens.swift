@@ -1,4 +1,4 @@
-import DeviceCheck
+import DeviceVerifier
 import Foundation
 
 /// A device token that checked out, and what its TPM attestation proved, when it carries one the server checks.

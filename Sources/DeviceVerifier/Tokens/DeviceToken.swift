@@ -1,4 +1,3 @@
-import DeviceId
 import FoundationEssentials
 import OpenSSLSupport
 
@@ -24,7 +23,7 @@ public enum DeviceToken {
     /// The most bytes a token's `jti` may have (a device writes 22).
     public static let maximumTokenIDSize = 64
 
-    struct Header: Codable, Equatable {
+    package struct Header: Codable, Equatable {
         let alg: String
         let dpk: String
         /// The TPM's attestation of the key, in the clear, as earlier versions carried it.
@@ -32,17 +31,25 @@ public enum DeviceToken {
         /// The TPM's attestation of the key, sealed to the verifying server.
         var tps: String? = nil
         let typ: String
+
+        package init(alg: String, dpk: String, tpm: TPMAttestation.Member? = nil, tps: String? = nil, typ: String) {
+            (self.alg, self.dpk, self.tpm, self.tps, self.typ) = (alg, dpk, tpm, tps, typ)
+        }
     }
 
-    struct Payload: Codable, Equatable {
+    package struct Payload: Codable, Equatable {
         let aud: String
         let exp: Int
         let iat: Int
         let jti: String
+
+        package init(aud: String, exp: Int, iat: Int, jti: String) {
+            (self.aud, self.exp, self.iat, self.jti) = (aud, exp, iat, jti)
+        }
     }
 
     /// JSON with members in lexicographic order, as the token's parts are written.
-    static func json(_ value: some Encodable) throws -> Data {
+    package static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)

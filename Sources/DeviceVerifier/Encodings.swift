@@ -44,7 +44,7 @@ extension Data {
     }
 
     /// Bytes from hexadecimal text, or `nil` when it is not an even run of hex digits.
-    init?(hexString text: String) {
+    package init?(hexString text: String) {
         let digits = Array(text.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
         var bytes: [UInt8] = []
@@ -68,7 +68,7 @@ extension Data {
 
 extension String {
     /// The text without leading and trailing white space and newlines.
-    var trimmingWhitespace: String {
+    package var trimmingWhitespace: String {
         String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

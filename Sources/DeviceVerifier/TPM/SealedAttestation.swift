@@ -17,7 +17,7 @@ public struct AttestationRecipient: Sendable, Hashable {
     }
 
     /// `attestation` sealed to this recipient: a token header's `tps`.
-    func seal(_ attestation: TPMAttestation) throws -> Data {
+    package func seal(_ attestation: TPMAttestation) throws -> Data {
         Data(try attestation.kept.withUnsafeBytes { message in
             try ECIES.seal(message, to: [UInt8](publicKey), context: AttestationOpener.context)
         })

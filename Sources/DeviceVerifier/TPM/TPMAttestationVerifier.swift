@@ -1,4 +1,3 @@
-import DeviceId
 import FoundationEssentials
 import OpenSSLSupport
 

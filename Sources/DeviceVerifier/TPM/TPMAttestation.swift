@@ -1,7 +1,5 @@
-import DeviceId
 import FoundationEssentials
 import OpenSSLSupport
-import TPMSupport
 
 /// A TPM's word about a device key, carried in the header of a token made with a TPM-held key (member `tpm`): the
 /// endorsement certificate, an attestation key (AK), and the AK's `TPM2_Certify` of the device key, over the key
@@ -59,7 +57,7 @@ extension TPMAttestation {
     /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) that still holds
     /// together, as a kept one must to be carried again: everything ``holdsTogether(for:tokenID:endorsement:)`` checks,
     /// and the endorsement certificate within its validity period now. Else a new one is made.
-    func isKept(for key: DevicePublicKey) -> Bool {
+    package func isKept(for key: DevicePublicKey) -> Bool {
         guard let endorsement = try? X509Certificate(der: endorsementCertificate), endorsement.isValid(),
               (try? holdsTogether(for: key, tokenID: nil, endorsement: endorsement)) != nil else { return false }
         return true
@@ -128,28 +126,20 @@ extension TPMAttestation {
         }
     }
 
-    /// The attestation the TPM made (`TPMAttestor.attest(wrappedKey:nonce:)`).
-    package init(_ evidence: TPMKeyEvidence) {
-        self.init(
-            endorsementCertificate: evidence.endorsementCertificate, attestationKey: evidence.attestationKey,
-            certifiedKey: evidence.certifiedKey, certifyInfo: evidence.certifyInfo, signature: evidence.signature,
-            witness: (evidence.witnessKey, evidence.witnessCertifyInfo, evidence.witnessSignature))
-    }
-
     /// The attestation as it is kept beside the identity: its token member, as JSON.
-    var kept: Data {
+    package var kept: Data {
         get throws { try JSONEncoder().encode(member) }
     }
 
     /// An attestation read back from ``kept``; `nil` when the bytes are not one.
-    init?(kept: Data) {
+    package init?(kept: Data) {
         guard let member = try? JSONDecoder().decode(Member.self, from: kept) else { return nil }
         self.init(member)
     }
 
     /// The token header's `tpm` member: each part base64url (the witness's as `wkey`, `winfo` and `wsig`, absent in
     /// attestations of earlier versions).
-    struct Member: Codable, Hashable {
+    package struct Member: Codable, Hashable {
         let ek: String, ak: String, key: String, info: String, sig: String
         let wkey: String?, winfo: String?, wsig: String?
     }

@@ -13,13 +13,5 @@ public enum SignatureAlgorithm: String, Sendable, Hashable, CaseIterable, Codabl
     public var keyType: DeviceKeyType { self == .es256 ? .p256 : .rsa }
 
     /// How OpenSSL pads the digest, for the RSA algorithms.
-    var padding: RSAKey.Padding { self == .ps256 ? .pss : .pkcs1v15 }
-}
-
-/// How an ECDSA signature is written. RSA signatures have one form; this choice leaves them alone.
-public enum SignatureEncoding: Sendable, Hashable {
-    /// `r‖s`, 32 bytes each: what JWS (RFC 7518) and WebAuthn-style servers take.
-    case raw
-    /// The DER `ECDSA-Sig-Value`: what OpenSSL, X.509 and `openssl dgst -verify` take.
-    case der
+    package var padding: RSAKey.Padding { self == .ps256 ? .pss : .pkcs1v15 }
 }

@@ -10,13 +10,13 @@ public struct DevicePublicKey: Sendable, Hashable {
     public let externalRepresentation: Data
 
     /// Wraps a key's external representation, checking that it is exactly one key of `keyType` in its one encoding
-    /// (``DeviceIdentifierError/invalidPublicKey(_:)`` otherwise): DER, not another BER spelling of the same key,
+    /// (``DevicePublicKeyError/invalidPublicKey(_:)`` otherwise): DER, not another BER spelling of the same key,
     /// which would give that key a second identifier.
     public init(externalRepresentation: Data, keyType: DeviceKeyType) throws {
         self.keyType = keyType
         self.externalRepresentation = externalRepresentation
         if case .rsa(let key) = try key(), (try? key.publicKeyPKCS1()) != externalRepresentation {
-            throw DeviceIdentifierError.invalidPublicKey("not the DER encoding of the RSA key it holds")
+            throw DevicePublicKeyError.invalidPublicKey("not the DER encoding of the RSA key it holds")
         }
     }
 
@@ -45,13 +45,13 @@ public struct DevicePublicKey: Sendable, Hashable {
     public var identifier: String { Digest.sha256(externalRepresentation).hexString }
 
     /// The legacy FRAuth identifier of the same key: lowercase hex SHA-1 (40 characters). Throws
-    /// ``DeviceIdentifierError/cryptoFailure(_:)`` where OpenSSL has SHA-1 switched off.
+    /// ``DevicePublicKeyError/sha1Unavailable(_:)`` where OpenSSL has SHA-1 switched off.
     public var legacyIdentifier: String {
         get throws {
             do {
                 return try Digest.sha1(externalRepresentation).hexString
             } catch {
-                throw DeviceIdentifierError.cryptoFailure(error.description)
+                throw DevicePublicKeyError.sha1Unavailable(error.description)
             }
         }
     }
@@ -65,7 +65,7 @@ public struct DevicePublicKey: Sendable, Hashable {
             case .p256(let key): return try key.publicKeySPKI()
             }
         } catch {
-            throw DeviceIdentifierError.externalRepresentationFailed(String(describing: error))
+            throw DevicePublicKeyError.externalRepresentationFailed(String(describing: error))
         }
     }
 
@@ -83,7 +83,7 @@ public struct DevicePublicKey: Sendable, Hashable {
             do {
                 numbers = try key.publicNumbers()
             } catch {
-                throw DeviceIdentifierError.externalRepresentationFailed(error.description)
+                throw DevicePublicKeyError.externalRepresentationFailed(error.description)
             }
             return ["kty": "RSA", "n": numbers.modulus.base64URLEncoded, "e": numbers.exponent.base64URLEncoded]
         case .p256:
@@ -127,7 +127,7 @@ public struct DevicePublicKey: Sendable, Hashable {
                 return .p256(try P256Key(publicKeyX963: [UInt8](externalRepresentation)))
             }
         } catch {
-            throw DeviceIdentifierError.invalidPublicKey(String(describing: error))
+            throw DevicePublicKeyError.invalidPublicKey(String(describing: error))
         }
     }
 }

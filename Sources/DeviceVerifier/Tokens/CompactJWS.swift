@@ -1,4 +1,3 @@
-import DeviceId
 import FoundationEssentials
 
 /// A compact JWS (RFC 7515) taken apart as this project reads every one from outside — device tokens and team JWTs
