@@ -155,17 +155,6 @@ struct CommandTests {
         }
     }
 
-    @Test("The committed shell completions are what the command generates now (regenerate: scripts/generate-docs)",
-          arguments: ["bash", "zsh", "fish"])
-    func completionsAreCurrent(shell: String) async throws {
-        let committed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Documentation/completions/deviceid.\(shell)")
-        let generated = try await ChildProcess.run(
-            deviceidExecutable, ["--generate-completion-script", shell], environment: ProcessInfo.processInfo.environment)
-        #expect(generated.status == 0)
-        #expect(generated.stdout == (try Data(contentsOf: committed)))
-    }
-
     @Test("The man page names every command and option, has the help's exit codes and the command's version, renders cleanly")
     func manPage() async throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
