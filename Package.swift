@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "MainLoopIntegration", targets: ["MainLoopIntegration"]),
         // libFuzzer's driver, for the fuzz targets of deviceid-server (Server/); nothing an app needs.
         .library(name: "FuzzDriver", targets: ["FuzzDriver"]),
+        // What both packages' tests start children and daemons with (Server/ too); nothing an app needs.
+        .library(name: "DeviceIdTestSupport", targets: ["DeviceIdTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -112,33 +114,43 @@ let package = Package(
         // Benchmarks are executables, never part of `swift test`.
         .executableTarget(
             name: "DeviceIdBenchmarks",
-            dependencies: ["Keyring", "SecureStorage", "DeviceId", "DeviceCheck", "CLibSecret", "KeyringTestSupport"],
+            dependencies: ["Keyring", "SecureStorage", "DeviceId", "DeviceCheck", "CLibSecret", "DeviceIdTestSupport"],
             path: "Benchmarks/DeviceIdBenchmarks"
         ),
 
-        // Starts private D-Bus buses with gnome-keyring or KeePassXC for tests.
+        // What tests start: children (one posix_spawn wrapper), private D-Bus buses with each provider, a software
+        // TPM, PostgreSQL, a sandbox, an X server; the server's tests use it too.
         .target(
-            name: "KeyringTestSupport",
-            dependencies: ["Keyring", "CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/KeyringTestSupport",
+            name: "DeviceIdTestSupport",
+            dependencies: ["Keyring", "DeviceVerifier", "CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/DeviceIdTestSupport",
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "KeyringTestSupport", "Threading"]),
-        .testTarget(name: "MainLoopIntegrationTests", dependencies: ["KeyringTestSupport"]),
+        // Each module's tests beside it.
+        .testTarget(name: "ThreadingTests", dependencies: ["Threading"]),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "DeviceIdTestSupport", "Threading"]),
         .testTarget(
             name: "SecureStorageTests",
-            dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "KeyringTestSupport"],
+            dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "DeviceIdTestSupport"],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "DeviceVerifierTests", dependencies: ["DeviceVerifier"]),
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
-                "DeviceId", "DeviceIdUserDefaults", "DeviceCheck", "DeviceVerifier", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport",
-                "KeyringTestSupport", "FuzzDriver", "FuzzTargets",
-                .product(name: "Logging", package: "swift-log"),
+                "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "DeviceIdTestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "DeviceIdUserDefaultsTests", dependencies: ["DeviceIdUserDefaults", "DeviceId", "SecureStorage", "Keyring", "DeviceIdTestSupport"]),
+        .testTarget(
+            name: "DeviceCheckTests",
+            dependencies: ["DeviceCheck", "DeviceVerifier", "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport", "DeviceIdTestSupport"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(name: "MainLoopIntegrationTests", dependencies: ["DeviceIdTestSupport"]),
+        .testTarget(name: "DeviceIdCommandTests", dependencies: ["DeviceId", "Keyring", "SecureStorage", "DeviceIdTestSupport"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzDriver", "FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,6 +82,7 @@ let package = Package(
                 "DeviceIdServer", "ServerFuzzTargets",
                 .product(name: "DeviceCheck", package: root),
                 .product(name: "DeviceId", package: root),
+                .product(name: "DeviceIdTestSupport", package: root),
                 .product(name: "FuzzDriver", package: root),
                 .product(name: "Keyring", package: root),
                 .product(name: "SecureStorage", package: root),

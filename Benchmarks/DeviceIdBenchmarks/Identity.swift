@@ -1,7 +1,7 @@
 import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import SecureStorage
 
 /// The cached id, and the first-run identity against OpenSSL key generation plus one keyring store.

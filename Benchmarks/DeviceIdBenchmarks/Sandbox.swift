@@ -1,5 +1,5 @@
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import Synchronization
 
 /// `deviceid id` as a Flatpak app runs it — in bubblewrap, its only bus an `xdg-dbus-proxy`, its identity in its keyring

@@ -1,18 +1,13 @@
 import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("The examples run against a real keyring and do what their comments say")
 struct ExampleTests {
-    /// An executable built beside the test bundle.
-    static func built(_ name: String) -> String {
-        URL(fileURLWithPath: deviceidExecutable).deletingLastPathComponent().appendingPathComponent(name).path
-    }
-
     func run(_ example: String, _ keyring: PrivateKeyring) async throws -> ProcessOutput {
-        let output = try await ChildProcess.run(Self.built(example), [], environment: keyring.environment)
+        let output = try await ChildProcess.run(builtExecutable(example), [], environment: keyring.environment)
         #expect(output.status == 0, "\(example): \(output.errorText)")
         return output
     }

@@ -1,8 +1,7 @@
 @testable import DeviceId
-@testable import DeviceIdUserDefaults
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import SecureStorage
 import Testing
 
@@ -71,7 +70,7 @@ struct FailurePathTests {
         }
     }
 
-    @Test("A legacy file that cannot be read, or a defaults file that does not parse, is an error, never \"no legacy id\"")
+    @Test("A legacy file that cannot be read is an error, never \"no legacy id\"")
     func unreadableLegacySources() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -95,18 +94,6 @@ struct FailurePathTests {
         let absent = FileLegacyIdentifierSource(url: directory.appendingPathComponent("missing/id"))
         #expect(try await absent.legacyIdentity() == nil)
 
-        let suite = "swift-deviceid-test-\(UUID().uuidString)"
-        UserDefaults(suiteName: suite)!.set("kept", forKey: "deviceId")
-        UserDefaults(suiteName: suite)!.synchronize()
-        defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
-        let file = UserDefaults.filePath(ofSuite: suite)
-        #expect(FileManager.default.fileExists(atPath: file), "Foundation keeps the suite elsewhere than \(file)")
-        try Data("not a property list".utf8).write(to: URL(fileURLWithPath: file))
-        let source = UserDefaultsLegacyIdentifierSource(suiteName: suite, key: "deviceId")
-        guard case .invalidLegacyIdentifier = await thrownError({ try await source.legacyIdentity() }) as? DeviceIdentifierError else {
-            Issue.record("an unparsable defaults file read as something else")
-            return
-        }
     }
 
     @Test("The library's own accounts, the empty one, and one that ends as a TPM attestation's does are refused for an identity")

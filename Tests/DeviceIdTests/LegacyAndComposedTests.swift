@@ -1,8 +1,7 @@
 import DeviceId
-import DeviceIdUserDefaults
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import SecureStorage
 import Testing
 
@@ -66,25 +65,16 @@ struct LegacyAndComposedTests {
         }
     }
 
-    @Test("An app's own earlier identifier, in a file or a UserDefaults key, is adopted through the same protocol", arguments: SecretServiceProvider.all)
-    func customLegacySources(provider: SecretServiceProvider) async throws {
+    @Test("An app's own earlier identifier, in a file, is adopted through the same protocol", arguments: SecretServiceProvider.all)
+    func fileLegacySource(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("old-id-\(UUID())")
             try "  legacy-from-file\n".write(to: file, atomically: true, encoding: .utf8)
-            let suite = "swift-deviceid-tests-\(UUID())"
-            UserDefaults(suiteName: suite)!.set("legacy-from-defaults", forKey: "deviceId")
-            defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
-
             let fromFile = try DefaultDeviceIdentifier(
                 configuration: configuration(uniqueGroup()), keyring: keyring.client(), legacySources: [FileLegacyIdentifierSource(url: file)])
             #expect(try await fromFile.id == "legacy-from-file")
             _ = try await fromFile.regenerateIdentifier()
             #expect(!FileManager.default.fileExists(atPath: file.path))
-
-            let fromDefaults = try DefaultDeviceIdentifier(
-                configuration: configuration(uniqueGroup()), keyring: keyring.client(),
-                legacySources: [UserDefaultsLegacyIdentifierSource(suiteName: suite, key: "deviceId")])
-            #expect(try await fromDefaults.id == "legacy-from-defaults")
         }
     }
 
@@ -100,26 +90,6 @@ struct LegacyAndComposedTests {
             #expect(ids.count == 1)
             let uuid = try await identifiers[0].uuid()
             #expect(ids.first == UUIDDeviceIdentifier.identifier(of: uuid))
-        }
-    }
-
-    @Test("Keyring-first: the backup's value is written to the keyring and wins from then on, even when the backup changes", arguments: SecretServiceProvider.all)
-    func keyringFirst(provider: SecretServiceProvider) async throws {
-        try await PrivateKeyring.with(on: provider) { keyring in
-            let suite = "swift-deviceid-tests-\(UUID())"
-            defer { UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite) }
-            let backup = UserDefaultsDeviceIdentifier(suiteName: suite)
-            let backupID = try await backup.id
-            #expect(try await backup.id == backupID)
-            let storage = KeychainStorage<String>(account: "vendor-id", accessGroup: AccessGroup(rawValue: uniqueGroup())!, keyring: keyring.client())
-            let identifier = KeyringFirstDeviceIdentifier(storage: storage, backup: backup)
-            #expect(try await identifier.id == backupID)
-            #expect(try await storage.get() == backupID)
-
-            // The defaults file is wiped (a reinstall, say): the keyring still has the id.
-            UserDefaults(suiteName: suite)!.removePersistentDomain(forName: suite)
-            #expect(try await UserDefaultsDeviceIdentifier(suiteName: suite).id != backupID)
-            #expect(try await KeyringFirstDeviceIdentifier(storage: storage, backup: backup).id == backupID)
         }
     }
 }

@@ -1,7 +1,7 @@
 import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 /// Ping's lifespan table, as Linux scenarios.

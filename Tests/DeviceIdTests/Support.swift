@@ -1,7 +1,7 @@
 @testable import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Logging
 
 /// The reference data copied from shared/reference (see its README for sources).
@@ -41,34 +41,11 @@ struct MachineIdVectors: Decodable {
     let vectors: [Vector]
 }
 
-func fixture<T: Decodable>(_ name: String) throws -> T {
-    guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures") else {
-        throw CocoaError(.fileNoSuchFile)
-    }
-    return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
-}
-
-func hexData(_ hex: String) -> Data { Data(hexString: hex)! }
+func fixture<T: Decodable>(_ name: String) throws -> T { try fixture(name, in: .module) }
 
 /// Counts the log messages that announce a key generation.
 final class GenerationCounter: Sendable {
     private let capture = LogCapture()
     var value: Int { capture.count(containing: "generated a new device identity") }
     var logger: Logger { capture.logger }
-}
-
-/// The `deviceid` executable built beside the test bundle.
-let deviceidExecutable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    .deletingLastPathComponent().appendingPathComponent("deviceid").path
-
-extension PrivateKeyring {
-    /// Runs `deviceid ARGUMENTS…` against this keyring.
-    func deviceid(_ arguments: String..., input: Data = Data(), environment extra: [String: String] = [:]) async throws -> ProcessOutput {
-        try await deviceid(arguments, input: input, environment: extra)
-    }
-
-    /// Runs `deviceid ARGUMENTS…` against this keyring.
-    func deviceid(_ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:]) async throws -> ProcessOutput {
-        try await ChildProcess.run(deviceidExecutable, arguments, environment: environment.merging(extra) { $1 }, input: input)
-    }
 }

@@ -1,7 +1,7 @@
 @testable import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import OpenSSLSupport
 import SecureStorage
 import Testing

@@ -1,6 +1,6 @@
 @testable import DeviceId
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import OpenSSLSupport
 import Testing
 

@@ -1,5 +1,5 @@
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import Testing
 
 @Suite("The tests' child processes")

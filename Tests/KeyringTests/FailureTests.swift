@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 @testable import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("Every failure is a typed error with a way out")

@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("Which keyring answers: the provider's process, the collections and their lock state, the Secret portal")

@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("Truthful on every provider: locked is never absent, and prompts that need no user are completed")

@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("What a call asks for is checked before anything is sent")

@@ -1,4 +1,5 @@
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import SQLiteNIO
 import Testing
@@ -219,7 +220,7 @@ struct TPMBindingStoreTests {
             try await store.whileRunning { try await check($0) }
         case .postgres:
             try await PrivatePostgres.with { server in
-                try server.execute("""
+                try await server.execute("""
                     \(teams); CREATE TABLE bits (team TEXT NOT NULL, device TEXT NOT NULL, bit0 BOOLEAN NOT NULL, bit1 BOOLEAN NOT NULL, updated_ms BIGINT NOT NULL, PRIMARY KEY (team, device));
                     CREATE TABLE tpm_challenges (team TEXT NOT NULL, device TEXT NOT NULL, ak_name BYTEA NOT NULL, digest BYTEA NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (team, device));
                     \(rows)

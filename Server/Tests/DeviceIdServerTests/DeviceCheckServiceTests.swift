@@ -1,6 +1,7 @@
 import DeviceCheck
 import DeviceId
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -9,8 +10,8 @@ import JWTKit
 import Keyring
 import Logging
 import Prometheus
-import SQLiteNIO
 import SecureStorage
+import SQLiteNIO
 import Testing
 
 /// The databases every test runs on: an SQLite file, and a PostgreSQL server of the test's own.
@@ -42,7 +43,7 @@ enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
         case .postgres:
             return try await PrivatePostgres.with { server in
                 try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }) { running in
-                    try await body(running) { statements in try server.execute(statements.joined(separator: "; ")) }
+                    try await body(running) { statements in try await server.execute(statements.joined(separator: "; ")) }
                 }
             }
         }

@@ -1,4 +1,5 @@
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import Testing
 

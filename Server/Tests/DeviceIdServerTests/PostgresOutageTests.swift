@@ -1,5 +1,6 @@
 import DeviceCheck
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import HummingbirdTesting
 import JWTKit
@@ -31,10 +32,14 @@ struct PostgresOutageTests {
                 // The live test server listens on `localhost`'s first address: ::1 where /etc/hosts names it first for
                 // localhost, as Debian 13's does. wrk connects to that same first address.
                 let url = "http://localhost:\(try #require(client.port))/v1/update_two_bits"
-                let wrk = try ChildProcess("/usr/bin/wrk", ["-t", "\(Self.writers)", "-c", "\(Self.writers)", "-d", "300s", "--timeout", "15s",
-                                                            "-s", Self.script, url, "--", work + "/bodies", "\(Self.writers)", work + "/answers."],
-                                           output: work + "/wrk")
-                let stop = { kill(wrk.pid, SIGINT) }
+                _ = FileManager.default.createFile(atPath: work + "/wrk", contents: nil)
+                let report = try FileHandle(forWritingTo: URL(fileURLWithPath: work + "/wrk"))
+                let wrk = try ChildProcess.spawn(
+                    "/usr/bin/wrk", ["-t", "\(Self.writers)", "-c", "\(Self.writers)", "-d", "300s", "--timeout", "15s",
+                                     "-s", Self.script, url, "--", work + "/bodies", "\(Self.writers)", work + "/answers."],
+                    environment: ProcessInfo.processInfo.environment, stdout: .file(report), stderr: .file(report))
+                try report.close()
+                let stop = { wrk.signal(SIGINT) }
                 do {
                     let going = try await eventually(within: 60) { answers().count { $0.status == 200 } >= 100 }
                     try #require(going, "the writers never got going: \(Set(answers().map(\.status))); wrk: \((try? String(contentsOfFile: work + "/wrk", encoding: .utf8)) ?? "")")
@@ -45,12 +50,12 @@ struct PostgresOutageTests {
                             "serves again within 5 s of the database's return")
                     #expect(try await eventually(within: 60) { answers().count { $0.status == 200 } >= okAtReturn + 100 }, "the writers go on")
                 } catch {
-                    _ = stop()
-                    _ = try await onOwnThread { wrk.wait() }
+                    stop()
+                    _ = await wrk.terminated()
                     throw error
                 }
-                _ = stop()   // wrk stops its threads and reports on SIGINT
-                #expect(try await onOwnThread { wrk.wait() } == 0)
+                stop()   // wrk stops its threads and reports on SIGINT
+                #expect(await wrk.terminated() == .exited(0))
             }
 
             // Never a hang or a dropped connection: wrk reports socket errors (a timeout is an answer slower than 15 s).

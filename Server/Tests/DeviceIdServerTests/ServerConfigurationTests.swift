@@ -1,4 +1,5 @@
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -37,7 +38,7 @@ struct ServerConfigurationTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-tls-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        try ChildProcess.run("/usr/bin/openssl", [
+        try await ChildProcess.succeed("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost",
             "-keyout", work + "/tls.key", "-out", work + "/tls.pem",
         ])

@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 /// `deviceid doctor` in every state the test support can make: each provider, unlocked and locked, no provider, no

@@ -1,5 +1,5 @@
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import Testing
 
 /// What one run of `deviceid` sends the Secret Service, counted on the bus by `dbus-monitor`: a regression of the

@@ -1,8 +1,8 @@
 import DeviceCheck
 @testable import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import SecureStorage
 import Testing
 

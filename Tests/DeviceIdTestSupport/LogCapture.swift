@@ -1,5 +1,5 @@
-import Threading
 import Logging
+import Threading
 
 /// Keeps what a `Logger` logs, for tests and benchmarks that count or time what a library reports.
 public final class LogCapture: Sendable {

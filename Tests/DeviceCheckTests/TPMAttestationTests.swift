@@ -1,13 +1,13 @@
 @testable import DeviceCheck
-@testable import DeviceVerifier
 import DeviceId
+import DeviceIdTestSupport
+@testable import DeviceVerifier
 import Foundation
 import Keyring
-import KeyringTestSupport
 import OpenSSLSupport
 import SecureStorage
-import TPMSupport
 import Testing
+import TPMSupport
 
 @Suite("TPM attestation of device keys, checked against the software TPM's maker (swtpm's local CA)", .serialized)
 struct TPMAttestationTests {

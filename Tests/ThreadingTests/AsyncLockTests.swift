@@ -1,6 +1,5 @@
-import Keyring
-import Threading
 import Testing
+import Threading
 
 @Suite("AsyncLock (in-memory, pure logic)")
 struct AsyncLockTests {

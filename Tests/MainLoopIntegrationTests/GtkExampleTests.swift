@@ -1,5 +1,5 @@
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import Testing
 
 @Suite("Examples/GtkDeviceId: a GTK 4 window on a private X server (Xvfb) and a private keyring")
@@ -28,7 +28,7 @@ struct GtkExampleTests {
                 try await prepare(keyring)
                 let group = uniqueGroup()
                 let app = try display.launch(
-                    ExampleTests.built("GtkDeviceId"), ["--access-group", group] + arguments, environment: keyring.environment)
+                    builtExecutable("GtkDeviceId"), ["--access-group", group] + arguments, environment: keyring.environment)
                 try await withCleanup({ try await body(Run(app: app, display: display, keyring: keyring, group: group)) }) {
                     await app.stop()
                 }

@@ -1,7 +1,7 @@
 import DeviceId
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 @Suite("The deviceid command, as session scripts call it")

@@ -1,5 +1,5 @@
+import DeviceIdTestSupport
 import Foundation
-import KeyringTestSupport
 import Testing
 
 /// A keyring file in a throwaway directory, used through libsecret's real file backend (`SECRET_BACKEND=file`
@@ -35,7 +35,7 @@ final class TestKeyringFile: Sendable {
         var environment = environment()
         environment["PROBE_ACCOUNT"] = account
         let output = try await ChildProcess.run(
-            ExampleTests.built("KeyringFileProbe"), [], environment: environment, input: Data(script.joined(separator: "\n").utf8))
+            builtExecutable("KeyringFileProbe"), [], environment: environment, input: Data(script.joined(separator: "\n").utf8))
         #expect(output.status == 0, "\(output.errorText)")
         return output.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }

@@ -5,9 +5,9 @@ import Threading
 /// daemon and command this way rather than with Foundation's `Process`, which (Swift 6.3.1) reads past glibc's
 /// directory buffer on every start (swift-corelibs-foundation#5472: the test process crashed now and then, and
 /// AddressSanitizer stops at it) and leaves each process object to the test process's exit.
-final class SpawnedProcess: Sendable {
+public final class SpawnedProcess: Sendable {
     /// Where one of the child's standard streams goes.
-    enum Stream {
+    public enum Stream {
         /// `/dev/null`.
         case null
         /// A pipe whose other end the parent holds (``input``, ``output`` or ``errorOutput``).
@@ -17,25 +17,25 @@ final class SpawnedProcess: Sendable {
     }
 
     /// How the child ended.
-    enum Termination: Equatable, Sendable {
+    public enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signaled(Int32)
 
         /// The exit status, or the signal's number.
-        var status: Int32 {
+        public var status: Int32 {
             switch self {
             case .exited(let status), .signaled(let status): status
             }
         }
     }
 
-    let pid: pid_t
+    public let pid: pid_t
     /// The write end of the child's standard input, when it is a pipe.
-    let input: FileHandle?
+    public let input: FileHandle?
     /// The read end of the child's standard output, when it is a pipe.
-    let output: FileHandle?
+    public let output: FileHandle?
     /// The read end of the child's standard error, when it is a pipe.
-    let errorOutput: FileHandle?
+    public let errorOutput: FileHandle?
 
     private struct State {
         var termination: Termination?
@@ -117,20 +117,20 @@ final class SpawnedProcess: Sendable {
     }
 
     /// Whether the child has not exited yet.
-    var isRunning: Bool { state.withLock { $0.termination == nil } }
+    public var isRunning: Bool { state.withLock { $0.termination == nil } }
 
     /// How the child ended, or `nil` while it runs.
-    var termination: Termination? { state.withLock { $0.termination } }
+    public var termination: Termination? { state.withLock { $0.termination } }
 
     /// Sends `signal` to the child unless it has already exited.
-    func signal(_ signal: Int32) {
+    public func signal(_ signal: Int32) {
         state.withLock { state in
             if state.termination == nil { kill(pid, signal) }
         }
     }
 
     /// How the child ended, once it has.
-    func terminated() async -> Termination {
+    public func terminated() async -> Termination {
         await withCheckedContinuation { continuation in
             let ended = state.withLock { state -> Termination? in
                 if state.termination == nil { state.waiters.append(continuation) }

@@ -51,8 +51,23 @@ public enum ChildProcess {
         return ProcessOutput(status: await process.terminated().status, stdout: await out, stderr: await err)
     }
 
+    /// Runs `executable` to completion as ``run(_:_:environment:input:killedAfter:)`` does, with this process's
+    /// environment unless told otherwise; throws, with what it wrote to standard error, unless it exits 0.
+    @discardableResult
+    public static func succeed(
+        _ executable: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> ProcessOutput {
+        let output = try await run(executable, arguments, environment: environment)
+        guard output.status == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [
+                NSFilePathErrorKey: "\(executable) \(arguments.joined(separator: " ")) exited \(output.status): \(output.errorText)",
+            ])
+        }
+        return output
+    }
+
     /// Starts `executable` (found on `PATH`) with `environment` and the run's sanitizer settings.
-    static func spawn(
+    public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String],
         stdin: SpawnedProcess.Stream = .null, stdout: SpawnedProcess.Stream = .null, stderr: SpawnedProcess.Stream = .null
     ) throws -> SpawnedProcess {

@@ -1,6 +1,6 @@
 import Dispatch
-import Threading
 import Testing
+import Threading
 
 @Suite("WorkerPool (in-memory, pure logic)")
 struct WorkerPoolTests {

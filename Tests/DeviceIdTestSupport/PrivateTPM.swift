@@ -1,5 +1,5 @@
-import Threading
 import Foundation
+import Threading
 
 /// A software TPM 2.0 for tests, set up as a machine's TPM is: `swtpm`, manufactured by `swtpm_setup` with
 /// endorsement keys and their certificates from a certificate authority of the test process's own, behind a

@@ -1,6 +1,6 @@
-import Threading
 import Foundation
 import Keyring
+import Threading
 
 /// A private D-Bus bus with its own Secret Service provider (gnome-keyring-daemon or KeePassXC) and a
 /// throwaway home: a real Secret Service that never touches the user's keyring. The bus activates nothing,

@@ -1,6 +1,6 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
-import KeyringTestSupport
 import Testing
 
 /// The real Secret portal (xdg-desktop-portal with gnome-keyring's backend) on a private bus, and programs run
@@ -10,7 +10,7 @@ struct SandboxTests {
     static let examplesGroup: KeyringAttributes = ["service": "io.github.swift-deviceid.examples"]
 
     func sandboxed(_ keyring: PrivateKeyring, _ program: String, _ arguments: [String] = [], talk: [String] = []) async throws -> ProcessOutput {
-        let executable = program.hasPrefix("/") ? program : program == "deviceid" ? deviceidExecutable : ExampleTests.built(program)
+        let executable = program.hasPrefix("/") ? program : program == "deviceid" ? deviceidExecutable : builtExecutable(program)
         return try await keyring.runSandboxed(executable, arguments, talk: talk)
     }
 
@@ -37,7 +37,7 @@ struct SandboxTests {
             let refused = try await keyring.deviceid("id", environment: snap)
             #expect(refused.status == 65 && refused.errorText.contains("moveToKeyringFile"), "\(refused.errorText)")
             let moved = try await keyring.run(
-                ExampleTests.built("KeyringFileProbe"), [], input: Data("migrate\n".utf8), environment: snap.merging(["PROBE_SERVICE": "deviceid"]) { $1 })
+                builtExecutable("KeyringFileProbe"), [], input: Data("migrate\n".utf8), environment: snap.merging(["PROBE_SERVICE": "deviceid"]) { $1 })
             #expect(moved.text == "moved 2\n", "\(moved.errorText)")
             #expect(try await keyring.deviceid("id", environment: snap).text == onHost.text)
             #expect(try await keyring.client().items(matching: ["service": "deviceid"]).isEmpty)
@@ -61,7 +61,7 @@ struct SandboxTests {
             // What the file holds: an AES-256-GCM envelope (version byte 1), no plaintext. (libsecret 0.20's own
             // secret-tool can hang here for ever: it may miss the portal's answer — see PortalResponseWatch.)
             let stored = try await keyring.runSandboxed(
-                ExampleTests.built("KeyringFileProbe"), [], input: Data("read-base64\n".utf8),
+                builtExecutable("KeyringFileProbe"), [], input: Data("read-base64\n".utf8),
                 environment: ["PROBE_SERVICE": "io.github.swift-deviceid.examples", "PROBE_ACCOUNT": "secure-notes"])
             let envelope = try #require(Data(base64Encoded: stored.text.trimmingCharacters(in: .newlines)), "\(stored.errorText)")
             #expect(envelope.first == 1 && envelope.count > 50)
@@ -106,7 +106,7 @@ struct SandboxTests {
             #expect(try await keyring.client().items(matching: ["service": "deviceid"]).count == 2)
             #expect(!FileManager.default.fileExists(atPath: keyring.sandboxKeyringFile().path))
 
-            let probe = ExampleTests.built("KeyringFileProbe")
+            let probe = builtExecutable("KeyringFileProbe")
             let file = keyring.sandboxKeyringFile().path
             let script = Data("path\nstore host secret\nmigrate\npath\nread\nmigrate\n".utf8)
             let moved = try await keyring.runSandboxed(probe, [], talk: talk, input: script)

@@ -1,5 +1,4 @@
-import DeviceCheck
-@testable import DeviceId
+@testable import DeviceVerifier
 import Foundation
 import Testing
 
