@@ -19,7 +19,7 @@ final class KeyringFile: Sendable {
     /// The file's path.
     let path: String
     /// The instance in use; read and replaced only by the holder of `turn`.
-    private let loaded = Locked<FileBackend?>(nil)
+    private let loaded = Locked<LibsecretFileBackend?>(nil)
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
 
@@ -136,7 +136,7 @@ final class KeyringFile: Sendable {
         "file://\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
     }
 
-    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: KeyringCall) throws -> KeyringSecret? {
+    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: LibsecretFileBackend, _ call: KeyringCall) throws -> KeyringSecret? {
         let secret = try backend.withMatches(attributes, call) { matches in
             try matches.min { ($0.created, itemID($0.attributes)) < ($1.created, itemID($1.attributes)) }
                 .map { try backend.secret(of: $0, call) }
@@ -148,19 +148,19 @@ final class KeyringFile: Sendable {
     /// Throws unless every item in the file opens with the portal's key: a search without attributes matches them
     /// all, and libsecret fails it on the first it cannot open. An item written under another key hides its
     /// attributes, so until this holds, nothing is known to be absent.
-    private func checkEveryItemOpens(_ backend: FileBackend, _ call: KeyringCall) throws {
+    private func checkEveryItemOpens(_ backend: LibsecretFileBackend, _ call: KeyringCall) throws {
         _ = try backend.withMatches([:], call) { $0.count }
     }
 
     private func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String,
-        _ backend: FileBackend, _ call: KeyringCall
+        _ backend: LibsecretFileBackend, _ call: KeyringCall
     ) throws {
         try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
         removeBackup()
     }
 
-    private func clear(_ attributes: KeyringAttributes, _ backend: FileBackend, _ call: KeyringCall) throws -> Bool {
+    private func clear(_ attributes: KeyringAttributes, _ backend: LibsecretFileBackend, _ call: KeyringCall) throws -> Bool {
         let cleared = try backend.clear(attributes, call)
         removeBackup()
         return cleared
@@ -180,7 +180,7 @@ final class KeyringFile: Sendable {
 
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
     /// not changed since and the instance has not written it, else a new one. Failures are this file's.
-    private func withCurrent<Result>(_ call: KeyringCall, _ body: (FileBackend) throws -> Result) throws -> Result {
+    private func withCurrent<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
         do {
             try waitForTurn(call)
             defer { turn.signal() }
@@ -210,11 +210,11 @@ final class KeyringFile: Sendable {
     }
 
     /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile.
-    private func load(_ call: KeyringCall) throws -> FileBackend {
+    private func load(_ call: KeyringCall) throws -> LibsecretFileBackend {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
             try KeyringFileFormat.check(path)
-            let backend = try FileBackend(loading: path, state: before, call)
+            let backend = try LibsecretFileBackend(loading: path, state: before, call)
             if try FileState(of: path) == before { return backend }
             try call.checkCancellation()
         }
@@ -224,7 +224,7 @@ final class KeyringFile: Sendable {
     private static let loadAttempts = 5
 
     /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
-    private func withWriteLock<Result>(_ call: KeyringCall, _ body: (FileBackend) throws -> Result) throws -> Result {
+    private func withWriteLock<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
         let (place, waited) = (CreationLock.Place.file(path), ContinuousClock.now)
         let lock: CreationLock
         do {

@@ -7,7 +7,7 @@ import Logging
 ///
 /// Used by one thread at a time: ``KeyringFile`` keeps it in a mutex and calls it only while holding that.
 /// Blocking: call on worker threads.
-final class FileBackend: @unchecked Sendable {
+final class LibsecretFileBackend: @unchecked Sendable {
     private let backend: OpaquePointer
     private let interface: UnsafeMutablePointer<SecretBackendInterface>
     /// The file as this instance loaded it; `nil` when there was none.
