@@ -42,6 +42,11 @@ public struct DeviceCheckDevice: Sendable {
     /// the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:timeout:)``),
     /// keep its bits by the TPM rather than by the key; the backend that relays the token learns nothing of the TPM.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
+        // The identity, the kept attestation, the TPM's work and the signature spend one deadline.
+        try await identifier.operation { try await token(algorithm, attestation) }
+    }
+
+    private func token(_ algorithm: SignatureAlgorithm?, _ attestation: TPMAttestationPolicy) async throws -> DeviceCheckToken {
         // A TPM-held key's kept attestation is read while the identity is.
         let (identifier, prefetching) = (
             identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm && attestationRecipient != nil)

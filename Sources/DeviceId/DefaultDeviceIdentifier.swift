@@ -91,9 +91,19 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         self.logger = logger ?? .silent
     }
 
-    /// When the TPM's work for a call starting now must be done: the keyring client's timeout from now, or its outer
-    /// deadline (the command's `--timeout`) when that comes first.
-    private nonisolated var tpmDeadline: Deadline { keyring?.callDeadline ?? Deadline(KeyringClient.defaultTimeout) }
+    /// The bound on one operation of this identifier — its keyring reads and writes, its TPM's work — which they
+    /// spend together: the keyring client's timeout.
+    package nonisolated var timeout: Duration { keyring?.timeout ?? KeyringClient.defaultTimeout }
+
+    /// Runs `body` as one operation of this identifier (a token made with its key, say): every keyring and TPM call
+    /// in it spends one deadline, ``timeout`` from now.
+    package nonisolated(nonsending) func operation<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
+        try await Deadline.spending(timeout, body)
+    }
+
+    /// When the TPM's work for a call starting now must be done: ``timeout`` from now, or the deadline of the
+    /// operation it is part of (the command's `--timeout`, say) when that comes first.
+    private nonisolated var tpmDeadline: Deadline { Deadline.within(timeout) }
 
     /// Runs `work`, which calls the TPM, within this identifier's time for a call (see ``TPMAccess/run(until:_:)``).
     package nonisolated func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
@@ -125,12 +135,14 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     private func loaded(creating: Bool) async throws -> LoadedIdentity {
         if let cached = cached.withLock({ $0 }) { return cached }
         do {
-            return try await serial.withLock {
-                if let cached = cached.withLock({ $0 }) { return cached }
-                let loaded = try await load(creating: creating)
-                // Later callers read the keyring copy, whatever this call did.
-                cached.withLock { $0 = loaded.fromKeyring }
-                return loaded
+            return try await Deadline.spending(timeout) {
+                try await serial.withLock {
+                    if let cached = cached.withLock({ $0 }) { return cached }
+                    let loaded = try await load(creating: creating)
+                    // Later callers read the keyring copy, whatever this call did.
+                    cached.withLock { $0 = loaded.fromKeyring }
+                    return loaded
+                }
             }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
@@ -144,19 +156,23 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
 
     /// Deletes the identity and every legacy identifier, then creates and returns a new identifier.
     public func regenerateIdentifier() async throws -> String {
-        try await delete()
-        logger.notice("device identity regenerated on request", metadata: ["accessGroup": "\(configuration.accessGroup)"])
-        return try await id
+        try await Deadline.spending(timeout) {
+            try await delete()
+            logger.notice("device identity regenerated on request", metadata: ["accessGroup": "\(configuration.accessGroup)"])
+            return try await id
+        }
     }
 
     /// Deletes the identity and every legacy identifier. The next use creates a new one.
     public func delete() async throws {
         do {
-            try await serial.withLock {
-                cached.withLock { $0 = nil }
-                try await storage.delete()
-                try await attestations?.delete()
-                for source in legacySources { try await source.remove() }
+            try await Deadline.spending(timeout) {
+                try await serial.withLock {
+                    cached.withLock { $0 = nil }
+                    try await storage.delete()
+                    try await attestations?.delete()
+                    for source in legacySources { try await source.remove() }
+                }
             }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
@@ -174,13 +190,16 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     /// unless `encoding` asks for DER. Creates the identity on first use, as ``identity()`` does; call
     /// ``existingIdentity()`` first to never create one.
     public func sign(_ data: Data, algorithm: SignatureAlgorithm? = nil, encoding: SignatureEncoding = .raw) async throws -> Data {
-        guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
-        let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
-        do {
-            guard key.protection == .tpm else { return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm, encoding: encoding) } }
-            return try await onTPM { try key.sign(data, algorithm: algorithm, encoding: encoding) }
-        } catch {
-            throw DeviceIdentifierError.wrapping(error)
+        // The identity's load and the TPM's signature spend one deadline.
+        try await Deadline.spending(timeout) {
+            guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+            let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
+            do {
+                guard key.protection == .tpm else { return try await WorkerThreads.run { try key.sign(data, algorithm: algorithm, encoding: encoding) } }
+                return try await onTPM { try key.sign(data, algorithm: algorithm, encoding: encoding) }
+            } catch {
+                throw DeviceIdentifierError.wrapping(error)
+            }
         }
     }
 

@@ -29,8 +29,9 @@ package enum TPMAccess {
         return try await WorkerThreads.run(until: deadline, timedOut: silent, work)
     }
 
-    /// ``run(until:_:)`` with a deadline `timeout` from now.
+    /// ``run(until:_:)`` with a deadline `timeout` from now, or the operation's (``Deadline/current``) when that
+    /// comes first.
     package static func run<Value: Sendable>(within timeout: Duration, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await run(until: Deadline(timeout), work)
+        try await run(until: Deadline.within(timeout), work)
     }
 }

@@ -33,26 +33,14 @@ struct KeyringOptions: ParsableArguments {
     /// `--timeout` as a duration.
     var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
 
-    /// Runs `body` within `--timeout` (the whole of it: lock waits, every keyring call, prompts, the TPM's work),
-    /// cancelling it when the time is up; failures come out as ``CommandFailure``s in the command's own words. `body`
-    /// gets the options' keyring client bounded by the same deadline, so every call it makes stops by then too.
-    func run<Value: Sendable>(account: String? = nil, _ body: @escaping @Sendable (KeyringClient) async throws -> Value) async throws -> Value {
+    /// Runs `body` with the options' keyring client as one operation within `--timeout`: lock waits, every keyring
+    /// call, prompts and the TPM's work spend one deadline, and each is abandoned when it passes. Failures come out as
+    /// ``CommandFailure``s in the command's own words.
+    func run<Value: Sendable>(account: String? = nil, _ body: (KeyringClient) async throws -> Value) async throws -> Value {
+        // The command's one deadline: every keyring and TPM call of `body` spends it, and is abandoned when it passes.
         let deadline = Deadline(duration)
-        let keyring = keyring.bounded(by: deadline)
         do {
-            return try await withThrowingTaskGroup(of: Value?.self) { tasks in
-                tasks.addTask { try await body(keyring) }
-                // What the library's own deadlines do not bound. Every keyring and TPM call is abandoned at the deadline
-                // and says which did not answer; this comes a second later, for anything else.
-                tasks.addTask {
-                    try await deadline.sleep()
-                    try await Task.sleep(for: .seconds(1))
-                    return nil
-                }
-                defer { tasks.cancelAll() }
-                guard let value = try await tasks.next()! else { throw deadline.timedOut }
-                return value
-            }
+            return try await Deadline.$current.withValue(deadline) { try await body(keyring) }
         } catch {
             // A call that ran out of time may say so in its own way (a Secret portal that never answers is
             // `portalUnavailable`): once the deadline has passed, the command reports that it did, unless the TPM is

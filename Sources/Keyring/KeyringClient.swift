@@ -33,8 +33,6 @@ public struct KeyringClient: Sendable {
     public let transport: SecretTransport
 
     let sessions: SessionKeeper
-    /// A deadline every call also keeps, when the client is ``bounded(by:)`` one.
-    private var outerDeadline: Deadline?
     /// The sandbox's keyring file, when this client keeps items there.
     var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
 
@@ -50,23 +48,14 @@ public struct KeyringClient: Sendable {
         return file.map { KeyringFileBackend(file: $0, host: service) } ?? service
     }
 
-    /// The deadline of a call starting now: ``timeout`` from now, or the outer deadline when that comes first; also
-    /// what bounds the work done for this client's caller outside the keyring (the TPM's).
-    package var callDeadline: Deadline { Deadline(timeout).earlier(outerDeadline) }
+    /// The deadline of a call starting now: ``timeout`` from now, or the deadline of the operation it is part of
+    /// (``Deadline/current``) when that comes first; also what bounds the work done for this client's caller outside
+    /// the keyring (the TPM's).
+    package var callDeadline: Deadline { Deadline.within(timeout) }
 
-    /// This client, each of whose calls is also bounded by `deadline`: several calls made as one operation share one
-    /// bound, and one that runs out reports `deadline`'s ``KeyringError/timedOut(_:)``.
-    package func bounded(by deadline: Deadline) -> KeyringClient {
-        var client = self
-        client.outerDeadline = deadline
-        return client
-    }
-
-    /// This client with `unlockPolicy`, everything else (an outer deadline included) the same.
+    /// This client with `unlockPolicy`, everything else the same.
     package func with(unlockPolicy: UnlockPolicy) -> KeyringClient {
-        var client = KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
-        client.outerDeadline = outerDeadline
-        return client
+        KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
     }
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —

@@ -48,7 +48,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
 
     /// Encodes, seals and stores `item`, replacing the value kept before.
     public nonisolated(nonsending) func save(item: T) async throws {
-        try await serialized {
+        try await operation {
             var encoded = try await codec.encode(item)
             defer { encoded.resetBytes(in: 0..<encoded.count) }
             let stored = KeyringSecret(encoded)
@@ -60,7 +60,7 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// The value kept, or `nil` when the keyring definitely has no such item.
     public nonisolated(nonsending) func get() async throws -> T? {
         if cacheable, let cached = cache.withLock({ $0 }) { return cached }
-        return try await serialized {
+        return try await operation {
             guard let stored = try await keyring.secret(matching: codec.item.attributes) else { return nil }
             var bytes = stored.withUnsafeBytes { Data($0) }
             defer { bytes.resetBytes(in: 0..<bytes.count) }
@@ -76,23 +76,26 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
     /// concurrent callers — tasks here, or other processes using this library — make one value. The save
     /// never replaces an item: if a program that does not take the lock wrote one meanwhile, that one is returned.
     public nonisolated(nonsending) func get(orCreate make: @Sendable () async throws -> T) async throws -> (value: T, created: Bool) {
-        // The common case, an existing value, takes no lock.
-        if let existing = try await get() { return (existing, false) }
-        return try await keyring.readOrCreate(for: codec.item.attributes, read: { try await get() }, make: make) { value in
-            try await serialized {
-                var encoded = try await codec.encode(value)
-                defer { encoded.resetBytes(in: 0..<encoded.count) }
-                guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
-                                            contentType: contentType) else { return false }
-                if cacheable { cache.withLock { $0 = value } }
-                return true
+        // One deadline for the read, the locked read again, the value made and its add.
+        return try await Deadline.spending(keyring.timeout) {
+            // The common case, an existing value, takes no lock.
+            if let existing = try await get() { return (existing, false) }
+            return try await keyring.readOrCreate(for: codec.item.attributes, read: { try await get() }, make: make) { value in
+                try await serialized {
+                    var encoded = try await codec.encode(value)
+                    defer { encoded.resetBytes(in: 0..<encoded.count) }
+                    guard try await keyring.add(KeyringSecret(encoded), label: label, attributes: codec.item.attributes,
+                                                contentType: contentType) else { return false }
+                    if cacheable { cache.withLock { $0 = value } }
+                    return true
+                }
             }
         }
     }
 
     /// Removes the item (and the cached value).
     public nonisolated(nonsending) func delete() async throws {
-        try await serialized {
+        try await operation {
             try await keyring.deleteAll(matching: codec.item.attributes)
             cache.withLock { $0 = nil }
         }
@@ -100,6 +103,12 @@ public final class KeychainStorage<T: Codable & Sendable>: CreatingStorage {
 
     /// The item's content type: JSON text when plain.
     private var contentType: String { codec.encrypts ? "application/octet-stream" : "text/plain" }
+
+    /// Runs `body` as one operation within the keyring client's timeout (its keyring calls and the encryptor's, which
+    /// may be the TPM's, spend one deadline), in order with other cache-touching calls when cacheable.
+    private nonisolated(nonsending) func operation<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
+        try await Deadline.spending(keyring.timeout) { try await serialized(body) }
+    }
 
     /// Runs `body` in order with other cache-touching calls when cacheable; otherwise just runs it
     /// (the keyring orders its own writes).

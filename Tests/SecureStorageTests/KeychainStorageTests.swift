@@ -180,6 +180,24 @@ struct KeychainStorageTests {
         }
     }
 
+    @Test("get(orCreate:) is one operation: its read, its lock, the value made and its add spend one deadline, so a value made after it passed is not stored")
+    func oneDeadline() async throws {
+        try await PrivateKeyring.with { keyring throws in
+            let group = uniqueAccessGroup()
+            let storage = KeychainStorage<String>(account: "late", accessGroup: group, keyring: keyring.client(timeout: .seconds(1)))
+            // The value is made once the operation's deadline has passed (a key generation that took the whole time).
+            let error = await thrownError {
+                try await storage.get(orCreate: {
+                    try await Deadline.current?.sleep()
+                    return "made too late"
+                })
+            }
+            #expect((error as? KeyringError) == .timedOut(.seconds(1)), "\(String(describing: error))")
+            let stored = try await KeychainStorage<String>(account: "late", accessGroup: group, keyring: keyring.client()).get()
+            #expect(stored == nil)
+        }
+    }
+
     @Test("get(orCreate:) makes one value for thirty concurrent callers, and keeps it", arguments: SecretServiceProvider.all)
     func getOrCreate(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in

@@ -105,11 +105,15 @@ extension Diagnosis {
     /// of it). Once the Secret Service has not answered in time, it is asked nothing more; once the time is up, nothing
     /// is, and a diagnosis that could not reach the identity says so (exit 75).
     static func make(_ options: IdentityOptions) async -> Diagnosis {
-        let configuration = options.configuration
-        let group = configuration.accessGroup
         // Every step is bounded by what is left of the command's time.
         let deadline = Deadline(options.keyringOptions.duration)
-        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout).bounded(by: deadline)
+        return await Deadline.$current.withValue(deadline) { await make(options, within: deadline) }
+    }
+
+    private static func make(_ options: IdentityOptions, within deadline: Deadline) async -> Diagnosis {
+        let configuration = options.configuration
+        let group = configuration.accessGroup
+        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout)
         let keyringFile = keyring.keyringFilePath
         let context = CommandFailure.Context(
             accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyringFile)

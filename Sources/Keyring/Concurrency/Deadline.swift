@@ -1,11 +1,28 @@
 import Dispatch
 
-/// When a keyring call must be done: made once when a public call starts, from the client's timeout, and handed down
-/// to every step of it — lock waits, worker threads, each D-Bus call — so that the time one step waited is not given
-/// again to the next. It reads one clock, and it is the one place a timeout becomes ``KeyringError/timedOut(_:)``.
-/// A program that makes several calls as one operation (the `deviceid` command) bounds them all by one deadline
-/// (``KeyringClient/bounded(by:)``).
+/// When a keyring call must be done: made once where a caller's timeout enters — a public call of any layer, or a
+/// program's own bound (the `deviceid` command's `--timeout`) — and handed down to every step of it: lock waits,
+/// worker threads, each D-Bus call and each TPM call, so that the time one step waited is not given again to the next.
+/// An operation that makes several keyring calls (a read, then a locked create, then an add) spends one deadline: the
+/// operation's, which its task carries (``current``). It reads one clock, and it is the one place a timeout becomes
+/// ``KeyringError/timedOut(_:)``.
 package struct Deadline: Sendable {
+    /// The deadline of the operation this task is running, which every call it makes spends; `nil` outside one.
+    @TaskLocal package static var current: Deadline?
+
+    /// The deadline of a call starting now with `timeout`: `timeout` from now, or the operation's when that comes first.
+    package static func within(_ timeout: Duration) -> Deadline {
+        Deadline(timeout).earlier(current)
+    }
+
+    /// Runs `body` as one operation that must be done within `timeout` (or by the enclosing operation's deadline,
+    /// when that comes first): every keyring and TPM call in it spends that one deadline.
+    package static func spending<Result>(
+        _ timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await $current.withValue(within(timeout), operation: body)
+    }
+
     /// The whole call's bound, as errors report it.
     package let timeout: Duration
     /// When it runs out.

@@ -39,8 +39,13 @@ final class KeyringCall: @unchecked Sendable {
         }
     }
 
-    /// The time left, in milliseconds, for a D-Bus call's own timeout (at least 1).
-    var remainingMilliseconds: Int32 { deadline.remainingMilliseconds }
+    /// The time left, in milliseconds, for a D-Bus call's own timeout; throws ``KeyringError/timedOut(_:)`` once the
+    /// deadline has passed, so that no message is sent after it (a create sent then could land after the caller was
+    /// told the call timed out).
+    func millisecondsLeft() throws -> Int32 {
+        guard !deadline.hasPassed else { throw deadline.timedOut }
+        return deadline.remainingMilliseconds
+    }
 
     /// The call's whole bound, as errors report it.
     var timeout: Duration { deadline.timeout }

@@ -9,6 +9,11 @@ struct MethodCall {
     let parameters: OpaquePointer?
     /// The reply's type, checked before the reply is handed back.
     let replyType: String
+
+    /// Releases floating `parameters` that will not be sent.
+    static func discard(_ parameters: OpaquePointer?) {
+        parameters.map { g_variant_unref(g_variant_ref_sink($0)) }
+    }
 }
 
 /// A reply to one call of a batch: the reply (owned: unref it) or why there is none.
@@ -36,13 +41,18 @@ enum Pipeline {
             g_main_context_pop_thread_default(context)
             g_main_context_unref(context)
         }
+        // Nothing is sent once the deadline has passed.
+        guard let timeout = try? call.millisecondsLeft() else {
+            calls.forEach { MethodCall.discard($0.parameters) }
+            return calls.map { _ in .failure(call.deadline.timedOut) }
+        }
         let batch = Batch(count: calls.count)
         for (index, method) in calls.enumerated() {
             // The callback runs in `context`, iterated below, and releases the slot it was given.
             let slot = Unmanaged.passRetained(Batch.Slot(batch: batch, index: index, call: method))
             g_dbus_connection_call(
                 connection, destination, method.path, method.interface, method.method, method.parameters, nil,
-                autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable,
+                autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout, call.cancellable,
                 { source, result, slot in
                     let slot = Unmanaged<Batch.Slot>.fromOpaque(slot!).takeRetainedValue()
                     var error: UnsafeMutablePointer<GError>?

@@ -15,10 +15,16 @@ extension SecretServiceSession {
         _ method: String, on path: String, interface: String,
         _ parameters: OpaquePointer?, returning replyType: String, _ call: KeyringCall
     ) throws -> OpaquePointer {
+        let timeout: Int32
+        do {
+            timeout = try call.millisecondsLeft()
+        } catch {
+            MethodCall.discard(parameters)
+            throw error
+        }
         let reply = try gCall {
             g_dbus_connection_call_sync(
-                connection, owner, path, interface, method, parameters, nil,
-                G_DBUS_CALL_FLAGS_NO_AUTO_START, call.remainingMilliseconds, call.cancellable, $0)
+                connection, owner, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout, call.cancellable, $0)
         }
         guard let reply, String(cString: g_variant_get_type_string(reply)) == replyType else {
             reply.map { g_variant_unref($0) }

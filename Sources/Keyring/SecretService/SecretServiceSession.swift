@@ -30,10 +30,11 @@ final class SecretServiceSession: @unchecked Sendable {
         // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession).
         // A Ping answered first (by GDBus itself) puts that registration ahead of OpenSession. A Ping not waited
         // for still let it abort under load (once in 230–650 processes).
+        let timeout = try call.millisecondsLeft()
         _ = try gCall {
             g_dbus_connection_call_sync(
                 connection, SecretServiceNames.busName, "/", SecretServiceNames.Interface.peer, "Ping", nil, nil,
-                G_DBUS_CALL_FLAGS_NONE, call.remainingMilliseconds, call.cancellable, $0)
+                G_DBUS_CALL_FLAGS_NONE, timeout, call.cancellable, $0)
         }.map { g_variant_unref($0) }
         let session = try Self.openPlainSession(on: connection, call)
         self.connection = connection

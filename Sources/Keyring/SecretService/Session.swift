@@ -11,9 +11,10 @@ extension SecretServiceSession {
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
         var arguments: [OpaquePointer?] = [g_variant_new_string("plain"), g_variant_new_variant(g_variant_new_string(""))]
         g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 2))
+        let timeout = try call.millisecondsLeft()
         let reply = try gCall {
             g_dbus_connection_send_message_with_reply_sync(
-                connection, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, call.remainingMilliseconds, nil, call.cancellable, $0)
+                connection, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, timeout, nil, call.cancellable, $0)
         }!
         defer { g_object_unref(UnsafeMutableRawPointer(reply)) }
         if g_dbus_message_get_message_type(reply) == G_DBUS_MESSAGE_TYPE_ERROR {
