@@ -31,7 +31,7 @@ extension KeyringClient {
     /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
     /// — with its label, its lock state and whether `default` points to it. Never prompts.
     package func collections() async throws -> [KeyringCollectionState] {
-        try await service(until: callDeadline).perform { service, call in try service.collectionStates(call) }
+        try await service(until: callDeadline).perform { connection, call in try connection.service.collectionStates(call) }
     }
 
     /// The version of the Secret portal (`org.freedesktop.portal.Secret`) on ``bus``: the portal that hands a
@@ -50,7 +50,7 @@ extension KeyringClient {
                     throw failure
                 }
                 defer { g_variant_unref(reply) }
-                let value = try SecretServiceSession.unboxed(reply, "u")
+                let value = try SecretServiceConnection.unboxed(reply, "u")
                 defer { g_variant_unref(value) }
                 return Int(g_variant_get_uint32(value))
             }

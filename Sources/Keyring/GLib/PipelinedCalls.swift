@@ -19,12 +19,12 @@ struct MethodCall {
 /// A reply to one call of a batch: the reply (owned: unref it) or why there is none.
 typealias MethodReply = Result<OpaquePointer, any Error>
 
-extension SecretServiceSession {
+extension SecretServiceConnection {
     /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
     /// within the call's time and cancellable. Returns each call's own outcome, in order (release them with
     /// ``Pipeline/release(_:)``).
     func callEach(_ calls: [MethodCall], _ call: KeyringCall) -> [MethodReply] {
-        Pipeline.send(calls, on: connection, to: owner, call)
+        Pipeline.send(calls, on: gdbus, to: owner, call)
     }
 }
 

@@ -18,16 +18,16 @@ extension SecretServiceBackend {
     ///
     /// `Collection.SearchItems` answers at once, locked or not: GNOME Keyring shows a locked collection's
     /// matches, KeePassXC shows none (and holds a service-wide `SearchItems` while every database is locked).
-    func matches(_ attributes: KeyringAttributes, _ service: SecretServiceSession, _ call: KeyringCall) throws -> Matches {
-        try matches([attributes], service, call)[0]
+    func matches(_ attributes: KeyringAttributes, _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> Matches {
+        try matches([attributes], connection, call)[0]
     }
 
     /// ``matches(_:_:_:)`` of each of `queries`, in their order, found together: one lookup of the collections and
     /// their lock states for all of them.
-    func matches(_ queries: [KeyringAttributes], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [Matches] {
+    func matches(_ queries: [KeyringAttributes], _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> [Matches] {
         guard !queries.isEmpty else { return [] }
         var matches = Array(repeating: Matches(), count: queries.count)
-        for (collection, locked, found) in try service.lockStatesAndMatches(queries, call) {
+        for (collection, locked, found) in try connection.service.lockStatesAndMatches(queries, call) {
             for (index, found) in found.enumerated() {
                 switch (locked, found.isEmpty) {
                 case (false, _): matches[index].unlocked += found
@@ -51,61 +51,61 @@ extension SecretServiceBackend {
     /// A match in an unlocked collection is read first (the oldest of them); matches only in locked collections
     /// are unlocked under ``UnlockPolicy/interactive`` or throw ``KeyringError/locked(collection:)``. So do
     /// locked collections that may hide a match, when no unlocked collection holds one.
-    func read(_ attributes: KeyringAttributes, _ service: SecretServiceSession, _ call: KeyringCall) throws -> KeyringSecret? {
+    func read(_ attributes: KeyringAttributes, _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> KeyringSecret? {
         // The item this query resolved to last time: one round trip while it still exists.
-        if let path = service.resolvedPath(for: attributes) {
-            if let secret = try readSecret(at: path, lockedKnown: false, service, call) { return secret }
-            service.setResolvedPath(nil, for: attributes)
+        if let path = connection.resolvedPath(for: attributes) {
+            if let secret = try readSecret(at: path, lockedKnown: false, connection, call) { return secret }
+            connection.setResolvedPath(nil, for: attributes)
         }
         // An item can vanish or be locked between search and read, or a collection be unlocked: look again,
         // a few times at most.
         for _ in 0..<3 {
-            if case .done(let secret) = try attempt(attributes, try matches(attributes, service, call), service, call) { return secret }
+            if case .done(let secret) = try attempt(attributes, try matches(attributes, connection, call), connection, call) { return secret }
         }
         throw KeyringError.keptChanging("read of the matching items")
     }
 
     /// The secret each of `queries` addresses, as ``read(_:_:_:)`` reads it, in their order: a query that resolved to an
     /// item before reads that item, the others share one lookup, and a query whose item changed meanwhile looks again.
-    func read(_ queries: [KeyringAttributes], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [KeyringSecret?] {
-        let fresh = queries.indices.filter { service.resolvedPath(for: queries[$0]) == nil }
+    func read(_ queries: [KeyringAttributes], _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> [KeyringSecret?] {
+        let fresh = queries.indices.filter { connection.resolvedPath(for: queries[$0]) == nil }
         var found: [Int: Matches] = [:]
-        for (index, matches) in zip(fresh, try matches(fresh.map { queries[$0] }, service, call)) { found[index] = matches }
+        for (index, matches) in zip(fresh, try matches(fresh.map { queries[$0] }, connection, call)) { found[index] = matches }
         return try queries.indices.map { index in
-            if let matches = found[index], case .done(let secret) = try attempt(queries[index], matches, service, call) { return secret }
-            return try read(queries[index], service, call)
+            if let matches = found[index], case .done(let secret) = try attempt(queries[index], matches, connection, call) { return secret }
+            return try read(queries[index], connection, call)
         }
     }
 
     /// Reads what `found` says `attributes` address.
     private func attempt(
-        _ attributes: KeyringAttributes, _ found: Matches, _ service: SecretServiceSession, _ call: KeyringCall
+        _ attributes: KeyringAttributes, _ found: Matches, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> ReadAttempt {
         if found.isDefinitelyEmpty { return .done(nil) }
         let candidates = found.unlocked.isEmpty ? found.locked : found.unlocked
         guard !candidates.isEmpty else {
-            try unlockOrThrow(found.unknown, service, call)
+            try unlockOrThrow(found.unknown, connection, call)
             return .lookAgain
         }
-        let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, service, call)
-        guard let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, service, call) else { return .lookAgain }
-        service.setResolvedPath(path, for: attributes)
+        let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, connection, call)
+        guard let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, connection, call) else { return .lookAgain }
+        connection.setResolvedPath(path, for: attributes)
         return .done(secret)
     }
 
     /// The items at `paths` with their properties, oldest first; items gone meanwhile are left out.
-    func items(at paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws -> [KeyringItem] {
+    func items(at paths: [String], _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> [KeyringItem] {
         try paths.compactMap { path in
             do {
-                return try service.item(at: path, call)
+                return try connection.item(path).properties(call)
             } catch let failure as GLibFailure where failure.isNoSuchObject {
                 return nil
             }
         }.sorted(by: KeyringItem.oldestFirst)
     }
 
-    private func oldest(of paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws -> String {
-        try items(at: paths, service, call).first?.id ?? paths[0]
+    private func oldest(of paths: [String], _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> String {
+        try items(at: paths, connection, call).first?.id ?? paths[0]
     }
 
     /// Stores `secret` as a new item in `collection`, then removes the items there that `attributes` addressed
@@ -115,19 +115,19 @@ extension SecretServiceBackend {
     /// another) never remove each other's item: at worst both stay, and the next store removes the older.
     func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
+        contentType: String, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> String {
         // A locked collection may hide what it holds: unlock it (or throw) before looking.
-        let previous = try naming(collection, service, call) {
-            if try service.isLocked(collection: collection.objectPath, call) { try unlock(collection, service, call) }
-            return try service.searchPaths(attributes, inCollection: collection.objectPath, call)
+        let previous = try naming(collection, connection, call) {
+            if try connection.collection(collection.objectPath).isLocked(call) { try unlock(collection, connection, call) }
+            return try connection.collection(collection.objectPath).search(attributes, call)
         }
-        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
+        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, connection, call)
         for other in previous where other != path {
-            try deleteIfPresent(other, service, call)
+            try deleteIfPresent(other, connection, call)
         }
         // Reads in this process return what was just written, even if an older match sits in another collection.
-        service.setResolvedPath(path, for: attributes)
+        connection.setResolvedPath(path, for: attributes)
         return path
     }
 
@@ -136,49 +136,48 @@ extension SecretServiceBackend {
     /// is removed again and `false` returned. Nothing that was there is ever replaced or deleted.
     func addIfStillAbsent(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
+        contentType: String, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> Bool {
-        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, service, call)
-        let others = try others(matching: attributes, besides: path, service, call)
+        let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, connection, call)
+        let others = try others(matching: attributes, besides: path, connection, call)
         // Another writer added a match meanwhile (a program without our lock, or one that resolved the lock
         // elsewhere). The oldest item wins: ours stays only when strictly older than every other; on a tie
         // (creation times have one-second resolution) every writer steps back, and the callers try again.
         if !others.isEmpty {
-            let mine = try items(at: [path], service, call).first
-            let theirs = try items(at: others, service, call)
+            let mine = try items(at: [path], connection, call).first
+            let theirs = try items(at: others, connection, call)
             guard let mine, theirs.allSatisfy({ mine.created < $0.created }) else {
-                try deleteIfPresent(path, service, call)
+                try deleteIfPresent(path, connection, call)
                 return false
             }
         }
-        service.setResolvedPath(path, for: attributes)
+        connection.setResolvedPath(path, for: attributes)
         return true
     }
 
     /// The other items that `attributes` address in the collection holding the item at `path`.
     private func others(
-        matching attributes: KeyringAttributes, besides path: String, _ service: SecretServiceSession, _ call: KeyringCall
+        matching attributes: KeyringAttributes, besides path: String, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> [String] {
         let collection = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        return try service.searchPaths(attributes, inCollection: collection, call).filter { $0 != path }
+        return try connection.collection(collection).search(attributes, call).filter { $0 != path }
     }
 
     /// Adds a new item to `collection`, unlocking the collection when allowed.
     private func add(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
-        contentType: String, _ service: SecretServiceSession, _ call: KeyringCall
+        contentType: String, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> String {
         let stored = schema.stamped(attributes)
         let step = {
-            try service.createItem(
-                in: collection.objectPath, label: label, attributes: stored, secret: secret, contentType: contentType,
-                mayUnlock: unlockPolicy == .interactive, call)
+            try connection.collection(collection.objectPath).createItem(
+                label: label, attributes: stored, secret: secret, contentType: contentType, mayUnlock: unlockPolicy == .interactive, call)
         }
-        return try naming(collection, service, call) {
+        return try naming(collection, connection, call) {
             do {
                 return try step()
             } catch let failure as GLibFailure where failure.isLocked {
-                try unlock(collection, service, call)
+                try unlock(collection, connection, call)
                 return try step()
             }
         }
@@ -187,56 +186,56 @@ extension SecretServiceBackend {
     /// Runs `body`, which addresses `collection` by its alias; when it fails, tells a missing alias
     /// (``KeyringError/noDefaultCollection(alias:)``) apart from other failures.
     private func naming<Result>(
-        _ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall, _ body: () throws -> Result
+        _ collection: KeyringCollection, _ connection: SecretServiceConnection, _ call: KeyringCall, _ body: () throws -> Result
     ) throws -> Result {
         do {
             return try body()
         } catch let failure as GLibFailure where !failure.isCancelled {
-            _ = try resolve(collection, service, call)
+            _ = try resolve(collection, connection, call)
             throw failure
         }
     }
 
     /// Reads the item at `path`, unlocking it first when it is known (or turns out) to be locked.
     /// Returns `nil` when the item is gone.
-    func readSecret(at path: String, lockedKnown: Bool, _ service: SecretServiceSession, _ call: KeyringCall) throws -> KeyringSecret? {
-        if lockedKnown { try unlockOrThrow([path], service, call) }
+    func readSecret(at path: String, lockedKnown: Bool, _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> KeyringSecret? {
+        if lockedKnown { try unlockOrThrow([path], connection, call) }
         do {
-            let secret = try service.secret(atPath: path, call)
+            let secret = try connection.item(path).secret(call)
             // KWallet hands out an empty secret for an item of a locked wallet, where others fail: an empty
             // secret counts only from an unlocked item.
-            guard secret.count == 0, try service.isLocked(item: path, call) else { return secret }
-            try unlockOrThrow([path], service, call)
-            return try service.secret(atPath: path, call)
+            guard secret.count == 0, try connection.item(path).isLocked(call) else { return secret }
+            try unlockOrThrow([path], connection, call)
+            return try connection.item(path).secret(call)
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return nil
         } catch let failure as GLibFailure where failure.isLocked {
             // Locked since we looked.
-            try unlockOrThrow([path], service, call)
-            return try service.secret(atPath: path, call)
+            try unlockOrThrow([path], connection, call)
+            return try connection.item(path).secret(call)
         }
     }
 
     /// Unlocks `paths` when the policy allows a prompt; otherwise, or when the prompt fails, throws.
-    func unlockOrThrow(_ paths: [String], _ service: SecretServiceSession, _ call: KeyringCall) throws {
+    func unlockOrThrow(_ paths: [String], _ connection: SecretServiceConnection, _ call: KeyringCall) throws {
         guard unlockPolicy == .interactive else {
             throw KeyringError.locked(collection: paths.first.map(KeyringCollection.name(ofPath:)))
         }
-        let unlocked = try service.unlock(paths, call)
+        let unlocked = try connection.service.unlock(paths, call)
         guard Set(paths).isSubset(of: unlocked) else { throw KeyringError.promptDismissed }
     }
 
     /// Unlocks the collection an alias names when the policy allows a prompt; otherwise throws
     /// ``KeyringError/locked(collection:)`` with its real name.
-    func unlock(_ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall) throws {
-        try unlockOrThrow([try resolve(collection, service, call)], service, call)
+    func unlock(_ collection: KeyringCollection, _ connection: SecretServiceConnection, _ call: KeyringCall) throws {
+        try unlockOrThrow([try resolve(collection, connection, call)], connection, call)
     }
 
     @discardableResult
-    func deleteIfPresent(_ path: String, _ service: SecretServiceSession, _ call: KeyringCall) throws -> Bool {
-        service.forgetResolutions(of: path)
+    func deleteIfPresent(_ path: String, _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> Bool {
+        connection.forgetResolutions(of: path)
         do {
-            try service.delete(path: path, call)
+            try connection.item(path).delete(call)
             return true
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return false
@@ -244,8 +243,8 @@ extension SecretServiceBackend {
     }
 
     /// The real path of an aliased collection, or ``KeyringError/noDefaultCollection(alias:)``.
-    func resolve(_ collection: KeyringCollection, _ service: SecretServiceSession, _ call: KeyringCall) throws -> String {
-        guard let path = try service.aliasTarget(collection.alias, call) else {
+    func resolve(_ collection: KeyringCollection, _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> String {
+        guard let path = try connection.service.aliasTarget(collection.alias, call) else {
             throw KeyringError.noDefaultCollection(alias: collection.alias)
         }
         return path

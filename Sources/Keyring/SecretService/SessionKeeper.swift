@@ -1,7 +1,7 @@
 import Threading
 import CLibSecret
 
-/// Keeps this process's session with the Secret Service of one bus address (a ``SecretServiceSession``): opened on
+/// Keeps this process's session with the Secret Service of one bus address (a ``SecretServiceConnection``): opened on
 /// first use, and opened again after the provider goes away (a restarted daemon forgets our session).
 final class SessionKeeper: Sendable {
     private struct Key: Hashable {
@@ -35,7 +35,7 @@ final class SessionKeeper: Sendable {
 
     let bus: BusAddress
     private let transport: SecretTransport
-    private let current = Locked<SecretServiceSession?>(nil)
+    private let current = Locked<SecretServiceConnection?>(nil)
     /// Orders this process's changes to items on this bus (see `SecretServiceBackend.performWrite`).
     let writes = AsyncLock()
     /// Orders the first opening: calls that start together (an identity's read and its key's prefetch) share one
@@ -49,7 +49,7 @@ final class SessionKeeper: Sendable {
 
     /// Runs `body` with the open service; when the provider has gone away since it was opened,
     /// reopens once and runs `body` again. Blocking: call on a worker thread.
-    func withService<Result>(_ call: KeyringCall, _ body: (SecretServiceSession) throws -> Result) throws -> Result {
+    func withService<Result>(_ call: KeyringCall, _ body: (SecretServiceConnection) throws -> Result) throws -> Result {
         let service = try open(call)
         do {
             return try body(service)
@@ -75,19 +75,19 @@ final class SessionKeeper: Sendable {
     nonisolated(nonsending) func quickRead(_ attributes: KeyringAttributes, until deadline: Deadline) async throws -> KeyringSecret? {
         guard let service = current.withLock({ $0 }), service.transport == .plain,
               let path = service.resolvedPath(for: attributes) else { return nil }
-        if let secret = try await service.quickSecret(atPath: path, until: deadline) { return secret }
+        if let secret = try await service.item(path).quickSecret(until: deadline) { return secret }
         service.setResolvedPath(nil, for: attributes)
         return nil
     }
 
-    private func open(_ call: KeyringCall) throws -> SecretServiceSession {
+    private func open(_ call: KeyringCall) throws -> SecretServiceConnection {
         if let service = current.withLock({ $0 }) { return service }
         let connection = try BusConnection.open(bus, call)
-        let opened: SecretServiceSession
+        let opened: SecretServiceConnection
         do {
             switch transport {
             case .plain:
-                opened = try SecretServiceSession(connection: connection, plainSessionWithin: call)
+                opened = try SecretServiceConnection(connection: connection, plainSessionWithin: call)
             case .encrypted:
                 let proxy = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
                 // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
@@ -95,7 +95,7 @@ final class SessionKeeper: Sendable {
                     g_object_unref(proxy)
                     throw KeyringError.encryptedTransportUnavailable
                 }
-                opened = SecretServiceSession(connection: connection, negotiated: proxy)
+                opened = SecretServiceConnection(connection: connection, negotiated: proxy)
             }
         } catch {
             BusConnection.close(connection)

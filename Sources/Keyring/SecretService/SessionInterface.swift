@@ -1,11 +1,19 @@
 import CLibSecret
 import FoundationEssentials
 
-/// The transfer session: opening a plain one by a direct call, and coding secrets for the session in use
-/// (an encrypted session's coding is libsecret's).
-extension SecretServiceSession {
-    /// Opens a plain session by a direct `Service.OpenSession` call; returns the daemon's unique name and the session path.
-    static func openPlainSession(on connection: OpaquePointer, _ call: KeyringCall) throws -> (owner: String, path: String) {
+extension SecretServiceConnection {
+    /// The transfer session open on this connection.
+    var session: SessionInterface { SessionInterface(connection: self) }
+}
+
+/// `org.freedesktop.Secret.Session`: the transfer session — opening a plain one by a direct call, and coding secrets
+/// for the session in use (an encrypted session's coding is libsecret's).
+struct SessionInterface {
+    let connection: SecretServiceConnection
+
+    /// Opens a plain session by a direct `Service.OpenSession` call on `connection` (before there is a
+    /// ``SecretServiceConnection``); returns the daemon's unique name and the session path.
+    static func openPlain(on connection: OpaquePointer, _ call: KeyringCall) throws -> (owner: String, path: String) {
         let message = g_dbus_message_new_method_call(
             SecretServiceNames.busName, SecretServiceNames.servicePath, SecretServiceNames.Interface.service, "OpenSession")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
@@ -29,11 +37,11 @@ extension SecretServiceSession {
 
     /// The bytes of a Secret Service `Secret` struct `(oayays)`.
     func decode(_ encoded: OpaquePointer, of path: String, _ call: KeyringCall) throws -> KeyringSecret {
-        switch transport {
+        switch connection.transport {
         case .plain:
             return GLibValues.plainSecret(in: encoded)
         case .encrypted:
-            guard let value = secret_service_decode_dbus_secret(try proxy(call), encoded) else {
+            guard let value = secret_service_decode_dbus_secret(try connection.proxy(call), encoded) else {
                 throw KeyringError.invalidItemData("the secret of \(path) could not be decoded with this session")
             }
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
@@ -45,10 +53,10 @@ extension SecretServiceSession {
 
     /// A Secret Service `Secret` struct `(oayays)` carrying `secret` through our transfer session.
     func encode(_ secret: KeyringSecret, contentType: String, _ call: KeyringCall) throws -> OpaquePointer {
-        switch transport {
+        switch connection.transport {
         case .plain:
             var fields: [OpaquePointer?] = secret.withUnsafeBytes { bytes in
-                [g_variant_new_object_path(sessionPath), GLibValues.byteArray(UnsafeRawBufferPointer(start: nil, count: 0)),
+                [g_variant_new_object_path(connection.sessionPath), GLibValues.byteArray(UnsafeRawBufferPointer(start: nil, count: 0)),
                  GLibValues.byteArray(bytes), g_variant_new_string(contentType)]
             }
             return g_variant_new_tuple(&fields, 4)
@@ -58,7 +66,7 @@ extension SecretServiceSession {
                 secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: gchar.self), bytes.count, contentType)!
             }
             defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-            return secret_service_encode_dbus_secret(try proxy(call), value)
+            return secret_service_encode_dbus_secret(try connection.proxy(call), value)
         }
     }
 }

@@ -1,25 +1,33 @@
 import CLibSecret
 import FoundationEssentials
 
-/// Collection interface calls on an open service. Blocking: run them on a worker thread only.
-extension SecretServiceSession {
-    /// Object paths of the items in the collection at `collectionPath` whose attributes include `attributes`.
-    /// One D-Bus round trip, `Collection.SearchItems`; answers at once on a locked collection (with nothing, on
-    /// some providers).
-    func searchPaths(_ attributes: KeyringAttributes, inCollection collectionPath: String, _ call: KeyringCall) throws -> [String] {
-        let reply = try send(.searchItems(attributes, inCollection: collectionPath), call)
+extension SecretServiceConnection {
+    /// The collection at `path` (or alias path).
+    func collection(_ path: String) -> CollectionInterface { CollectionInterface(connection: self, path: path) }
+}
+
+/// `org.freedesktop.Secret.Collection`: one collection, at its object path (or alias path) on an open connection.
+/// Blocking: run its calls on a worker thread only.
+struct CollectionInterface {
+    let connection: SecretServiceConnection
+    let path: String
+
+    /// Object paths of the items in the collection whose attributes include `attributes`. One D-Bus round trip,
+    /// `Collection.SearchItems`; answers at once on a locked collection (with nothing, on some providers).
+    func search(_ attributes: KeyringAttributes, _ call: KeyringCall) throws -> [String] {
+        let reply = try connection.send(.searchItems(attributes, inCollection: path), call)
         defer { g_variant_unref(reply) }
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
-    /// Whether the collection at `path` (or alias path) is locked: its `Locked` property (`Properties.Get`).
-    func isLocked(collection path: String, _ call: KeyringCall) throws -> Bool {
-        let reply = try send(.collectionLocked(path), call)
+    /// Whether the collection is locked: its `Locked` property (`Properties.Get`).
+    func isLocked(_ call: KeyringCall) throws -> Bool {
+        let reply = try connection.send(.collectionLocked(path), call)
         defer { g_variant_unref(reply) }
-        return try Self.lockState(in: reply)
+        return try SecretServiceConnection.lockState(in: reply)
     }
 
-    /// Adds an item to the collection at `collectionPath` by `Collection.CreateItem` (never replacing one: some providers ask the user
+    /// Adds an item to the collection by `Collection.CreateItem` (never replacing one: some providers ask the user
     /// before they replace an item another program wrote). Returns the new item's path.
     ///
     /// Some providers answer with a prompt even for an unlocked collection (KeePassXC always does). Such a
@@ -27,11 +35,10 @@ extension SecretServiceSession {
     /// would ask for its password: `mayUnlock` decides between showing it and ``KeyringError/locked(collection:)``,
     /// with the prompt dismissed unseen. A prompt still open at the deadline is dismissed, so nothing is written later.
     func createItem(
-        in collectionPath: String, label: String, attributes: KeyringAttributes,
-        secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: KeyringCall
+        label: String, attributes: KeyringAttributes, secret: KeyringSecret, contentType: String, mayUnlock: Bool, _ call: KeyringCall
     ) throws -> String {
         // Encoded first: nothing floating is left behind if encoding fails.
-        let encoded = try encode(secret, contentType: contentType, call)
+        let encoded = try connection.session.encode(secret, contentType: contentType, call)
         let propertyType = g_variant_type_new("{sv}")
         defer { g_variant_type_free(propertyType) }
         let attributesValue = GLibValues.attributesVariant(attributes)
@@ -43,22 +50,22 @@ extension SecretServiceSession {
         var arguments: [OpaquePointer?] = [
             g_variant_new_array(propertyType, &properties, gsize(properties.count)), encoded, g_variant_new_boolean(0),
         ]
-        let reply = try callMethod(
-            "CreateItem", on: collectionPath, interface: SecretServiceNames.Interface.collection,
+        let reply = try connection.callMethod(
+            "CreateItem", on: path, interface: SecretServiceNames.Interface.collection,
             g_variant_new_tuple(&arguments, 3), returning: "(oo)", call)
         defer { g_variant_unref(reply) }
         let paths = GLibValues.objectPaths(inTuple: reply)
         if paths[0] != SecretServiceNames.noObject { return paths[0] }
         do {
-            if !mayUnlock, try isLocked(collection: collectionPath, call) {
-                throw KeyringError.locked(collection: KeyringCollection.name(ofPath: collectionPath))
+            if !mayUnlock, try isLocked(call) {
+                throw KeyringError.locked(collection: KeyringCollection.name(ofPath: path))
             }
         } catch {
             // The prompt is never shown, and nothing is written later.
-            dismissPrompt(at: paths[1])
+            connection.prompt(paths[1]).dismiss()
             throw error
         }
-        guard let completed = try runPrompt(at: paths[1], returning: "o", call) else { throw KeyringError.promptDismissed }
+        guard let completed = try connection.prompt(paths[1]).run(returning: "o", call) else { throw KeyringError.promptDismissed }
         defer { g_variant_unref(completed) }
         return String(cString: g_variant_get_string(completed, nil))
     }

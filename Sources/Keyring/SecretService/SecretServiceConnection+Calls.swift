@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// The one way calls reach the daemon: a direct GDBus call on our connection to the daemon's unique name,
 /// bounded by the call's deadline and cancellable, its reply type checked; and the property replies they share.
-extension SecretServiceSession {
+extension SecretServiceConnection {
     /// Sends `method` and waits for its reply (see ``callMethod(_:on:interface:_:returning:_:)``).
     func send(_ method: MethodCall, _ call: KeyringCall) throws -> OpaquePointer {
         try callMethod(method.method, on: method.path, interface: method.interface, method.parameters, returning: method.replyType, call)
@@ -24,7 +24,7 @@ extension SecretServiceSession {
         }
         let reply = try gCall {
             g_dbus_connection_call_sync(
-                connection, owner, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout, call.cancellable, $0)
+                gdbus, owner, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout, call.cancellable, $0)
         }
         guard let reply, String(cString: g_variant_get_type_string(reply)) == replyType else {
             reply.map { g_variant_unref($0) }

@@ -1,15 +1,24 @@
 import CLibSecret
 
-/// Runs a Secret Service prompt (the Prompt interface) to its end on our own connection: calls
-/// `Prompt`, then waits for its `Completed` signal, the provider leaving the bus, or the call's deadline or
-/// cancellation — whichever comes first. A prompt given up on is dismissed, so it changes nothing later.
+extension SecretServiceConnection {
+    /// The prompt at `path`, as a call answered it.
+    func prompt(_ path: String) -> PromptInterface { PromptInterface(connection: self, path: path) }
+}
+
+/// `org.freedesktop.Secret.Prompt`: a prompt a call answered with, run to its end on our own connection: `Prompt`,
+/// then its `Completed` signal, the provider leaving the bus, or the call's deadline or cancellation — whichever
+/// comes first. A prompt given up on is dismissed, so it changes nothing later.
 ///
 /// Unlike libsecret's prompt, this never waits past the call's time, even when the provider dies mid-prompt
 /// (measured: KeePassXC 2.7.4 can crash under concurrent writes, and a libsecret prompt then waits forever).
-extension SecretServiceSession {
+struct PromptInterface {
+    let connection: SecretServiceConnection
+    let path: String
+
     /// The prompt's result (`nil` when it was dismissed), checked to be of `type` when one is given. Unref it when done.
     /// D-Bus: `Prompt.Prompt`, then the `Prompt.Completed` signal; `Prompt.Dismiss` when giving up.
-    func runPrompt(at path: String, returning type: String?, _ call: KeyringCall) throws -> OpaquePointer? {
+    func run(returning type: String?, _ call: KeyringCall) throws -> OpaquePointer? {
+        let (gdbus, owner) = (connection.gdbus, connection.owner)
         call.armDeadline()
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
@@ -21,34 +30,34 @@ extension SecretServiceSession {
         defer { outcome.release() }
         // Signals are delivered to the context current when subscribing: ours, iterated below.
         let completed = g_dbus_connection_signal_subscribe(
-            connection, owner, SecretServiceNames.Interface.prompt, "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            gdbus, owner, SecretServiceNames.Interface.prompt, "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, parameters, box in
                 guard let parameters, let box else { return }
                 Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().complete(with: parameters)
             }, outcome.toOpaque(), nil)
         defer {
-            g_dbus_connection_signal_unsubscribe(connection, completed)
+            g_dbus_connection_signal_unsubscribe(gdbus, completed)
             // Deliveries already queued hold the context: let them run (they find the outcome decided).
             while g_main_context_iteration(context, 0) != 0 {}
         }
         let vanished = g_dbus_connection_signal_subscribe(
-            connection, SecretServiceNames.Bus.name, SecretServiceNames.Bus.interface, "NameOwnerChanged", SecretServiceNames.Bus.path, owner,
+            gdbus, SecretServiceNames.Bus.name, SecretServiceNames.Bus.interface, "NameOwnerChanged", SecretServiceNames.Bus.path, owner,
             G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, _, box in
                 guard let box else { return }
                 Unmanaged<PromptOutcome>.fromOpaque(box).takeUnretainedValue().providerLeft()
             }, outcome.toOpaque(), nil)
-        defer { g_dbus_connection_signal_unsubscribe(connection, vanished) }
+        defer { g_dbus_connection_signal_unsubscribe(gdbus, vanished) }
         // The deadline and the caller cancel the cancellable: let that wake the loop.
         let wake = CancellationWake(call.cancellable, context: context)
         defer { wake.stop() }
 
         var arguments: [OpaquePointer?] = [g_variant_new_string("")]
         do {
-            g_variant_unref(try callMethod(
+            g_variant_unref(try connection.callMethod(
                 "Prompt", on: path, interface: SecretServiceNames.Interface.prompt, g_variant_new_tuple(&arguments, 1), returning: "()", call))
         } catch {
-            dismissPrompt(at: path)
+            dismiss()
             throw error
         }
         while outcome.takeUnretainedValue().isWaiting, g_cancellable_is_cancelled(call.cancellable) == 0 {
@@ -57,12 +66,12 @@ extension SecretServiceSession {
         switch outcome.takeUnretainedValue().state {
         case .waiting:
             // Out of time, or the caller cancelled: take the prompt back, then report why.
-            dismissPrompt(at: path)
+            dismiss()
             throw call.cancellationError
         case .providerLeft:
             throw KeyringError.serviceUnavailable("the Secret Service left the bus while a prompt was open")
         case .malformed:
-            dismissPrompt(at: path)
+            dismiss()
             throw KeyringError.invalidItemData("a prompt completed with a malformed signal")
         case .dismissed:
             return nil
@@ -74,11 +83,11 @@ extension SecretServiceSession {
         }
     }
 
-    /// Dismisses the prompt at `path` (`Prompt.Dismiss`) without waiting for the answer (the provider may be the
-    /// reason we gave up).
-    func dismissPrompt(at path: String) {
+    /// Dismisses the prompt (`Prompt.Dismiss`) without waiting for the answer (the provider may be the reason we gave
+    /// up).
+    func dismiss() {
         g_dbus_connection_call(
-            connection, owner, path, SecretServiceNames.Interface.prompt, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+            connection.gdbus, connection.owner, path, SecretServiceNames.Interface.prompt, "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START,
             -1, nil, nil, nil)
     }
 }

@@ -1,12 +1,15 @@
 import Threading
 import CLibSecret
 
-/// A session with the Secret Service: our own D-Bus connection, a transfer session, and what this daemon instance has
-/// told us. Every call is a direct D-Bus call on our connection; libsecret's `SecretService` proxy is made only
-/// for the encrypted transfer session (its Diffie-Hellman negotiation and secret encoding).
-final class SecretServiceSession: @unchecked Sendable {
+/// Our connection to the Secret Service: a D-Bus connection of our own, the transfer session opened on it, and what
+/// this daemon instance has told us. Every call is a direct D-Bus call on it, made through the type of the interface
+/// it belongs to (``ServiceInterface``, ``CollectionInterface``, ``ItemInterface``, ``PromptInterface``,
+/// ``SessionInterface``); libsecret's `SecretService` proxy is made only for the encrypted transfer session (its
+/// Diffie-Hellman negotiation and secret encoding).
+final class SecretServiceConnection: @unchecked Sendable {
     // GDBusConnection and GDBusProxy method calls are thread-safe; the pointers never change once set.
-    let connection: OpaquePointer
+    /// Our own GDBus connection to the bus.
+    let gdbus: OpaquePointer
     /// The daemon's unique bus name. Our direct calls go to it, so a restarted daemon (a new name,
     /// new sessions, renumbered items) fails them instead of answering for the old one.
     let owner: String
@@ -36,8 +39,8 @@ final class SecretServiceSession: @unchecked Sendable {
                 connection, SecretServiceNames.busName, "/", SecretServiceNames.Interface.peer, "Ping", nil, nil,
                 G_DBUS_CALL_FLAGS_NONE, timeout, call.cancellable, $0)
         }.map { g_variant_unref($0) }
-        let session = try Self.openPlainSession(on: connection, call)
-        self.connection = connection
+        let session = try SessionInterface.openPlain(on: connection, call)
+        gdbus = connection
         owner = session.owner
         transport = .plain
         sessionPath = session.path
@@ -48,7 +51,7 @@ final class SecretServiceSession: @unchecked Sendable {
 
     /// An encrypted session, negotiated by libsecret when `proxy` was made.
     init(connection: OpaquePointer, negotiated proxy: UnsafeMutablePointer<SecretService>) {
-        self.connection = connection
+        gdbus = connection
         let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
         defer { g_free(owner) }
         self.owner = owner.map { String(cString: $0) } ?? SecretServiceNames.busName
@@ -60,9 +63,9 @@ final class SecretServiceSession: @unchecked Sendable {
     }
 
     deinit {
-        replies.detach(from: connection, filter: replyFilter)
+        replies.detach(from: gdbus, filter: replyFilter)
         libsecretProxy.withLock { $0.map { g_object_unref($0.pointer) } }
-        BusConnection.close(connection)
+        BusConnection.close(gdbus)
     }
 
     /// libsecret's proxy on our connection, made on first need (an encrypted session's secrets are coded with it).
@@ -70,7 +73,7 @@ final class SecretServiceSession: @unchecked Sendable {
         if let existing = libsecretProxy.withLock({ $0 }) { return existing.pointer }
         // Made outside the lock (it is a D-Bus round trip); if another thread won, ours is released.
         call.armDeadline()
-        let made = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_NONE, call)
+        let made = try LibsecretProxy.open(on: gdbus, flags: SECRET_SERVICE_NONE, call)
         let ours = ProxyHandle(pointer: made)
         let kept = libsecretProxy.withLock { proxy in
             if let proxy { return proxy }

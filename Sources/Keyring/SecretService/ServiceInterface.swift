@@ -1,9 +1,16 @@
 import CLibSecret
 import FoundationEssentials
 
-/// Service interface calls on an open service (see `SecretServiceNames` for how each kind of call travels).
-/// Blocking: run them on a worker thread only.
-extension SecretServiceSession {
+extension SecretServiceConnection {
+    /// The service itself, at `/org/freedesktop/secrets`.
+    var service: ServiceInterface { ServiceInterface(connection: self) }
+}
+
+/// `org.freedesktop.Secret.Service`: the service object, on an open connection (see `SecretServiceNames` for how each
+/// kind of call travels). Blocking: run its calls on a worker thread only.
+struct ServiceInterface {
+    let connection: SecretServiceConnection
+
     /// Every collection, whether it is locked, and the items in it that each of `queries` addresses (in the order of
     /// `queries`): one round trip of latency while the collections are those seen last (the list is asked again in the
     /// same batch), two when they changed. D-Bus: the Service's `Collections` property, then each collection's `Locked`
@@ -12,15 +19,15 @@ extension SecretServiceSession {
     func lockStatesAndMatches(
         _ queries: [KeyringAttributes], _ call: KeyringCall
     ) throws -> [(collection: String, locked: Bool, matches: [[String]])] {
-        var known = knownCollections
+        var known = connection.knownCollections
         for _ in 0..<3 {
-            let outcomes = callEach([.collections] + known.flatMap { Self.lockAndSearch(queries, $0) }, call)
+            let outcomes = connection.callEach([.collections] + known.flatMap { Self.lockAndSearch(queries, $0) }, call)
             defer { Pipeline.release(outcomes) }
             let current = try Self.collectionPaths(in: outcomes[0].get())
             if current == known, let answers = try Self.answers(of: known, queries: queries.count, in: outcomes.dropFirst()) {
                 return answers
             }
-            knownCollections = current
+            connection.knownCollections = current
             known = current
         }
         throw KeyringError.keptChanging("search of the collections")
@@ -40,7 +47,8 @@ extension SecretServiceSession {
         do {
             return try collections.enumerated().map { index, collection in
                 let base = outcomes.startIndex + (queries + 2) * index
-                let locked = try lockState(in: outcomes[base].get()) || lockState(in: outcomes[base + queries + 1].get())
+                let locked = try SecretServiceConnection.lockState(in: outcomes[base].get())
+                    || SecretServiceConnection.lockState(in: outcomes[base + queries + 1].get())
                 let matches = try (base + 1..<base + 1 + queries).map { GLibValues.objectPaths(in: try outcomes[$0].get(), at: 0) }
                 return (collection, locked, matches)
             }
@@ -51,7 +59,7 @@ extension SecretServiceSession {
 
     /// The object paths in a `Properties.Get` reply for the service's `Collections`.
     static func collectionPaths(in reply: OpaquePointer) throws -> [String] {
-        let value = try unboxed(reply, "ao")
+        let value = try SecretServiceConnection.unboxed(reply, "ao")
         defer { g_variant_unref(value) }
         return GLibValues.objectPaths(inArray: value)
     }
@@ -71,44 +79,42 @@ extension SecretServiceSession {
     /// `Service.Lock` or `Service.Unlock`, with its prompt run when it has one; the paths changed.
     private func changeLock(_ method: String, _ paths: [String], _ call: KeyringCall) throws -> [String] {
         var arguments: [OpaquePointer?] = [GLibValues.objectPathArray(paths)]
-        let reply = try callMethod(
+        let reply = try connection.callMethod(
             method, on: SecretServiceNames.servicePath, interface: SecretServiceNames.Interface.service,
             g_variant_new_tuple(&arguments, 1), returning: "(aoo)", call)
         defer { g_variant_unref(reply) }
         let changed = GLibValues.objectPaths(in: reply, at: 0)
         guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != SecretServiceNames.noObject else { return changed }
-        guard let result = try runPrompt(at: prompt, returning: "ao", call) else { return changed }
+        guard let result = try connection.prompt(prompt).run(returning: "ao", call) else { return changed }
         defer { g_variant_unref(result) }
         return changed + GLibValues.objectPaths(inArray: result)
     }
 
     /// The collection path an alias points to, or `nil` when the alias is not set. The D-Bus method is `Service.ReadAlias`.
     func aliasTarget(_ alias: String, _ call: KeyringCall) throws -> String? {
-        let reply = try send(.readAlias(alias), call)
+        let reply = try connection.send(.readAlias(alias), call)
         defer { g_variant_unref(reply) }
         let target = GLibValues.objectPaths(inTuple: reply)[0]
         return target == SecretServiceNames.noObject ? nil : target
     }
-}
 
-extension SecretServiceSession {
     /// Every collection, with its label and lock state and whether the `default` alias points to it; one that goes
     /// away meanwhile is left out. Never prompts. D-Bus: the Service's `Collections` property, then `ReadAlias` and
     /// each collection's `Label` and `Locked` properties, pipelined.
     func collectionStates(_ call: KeyringCall) throws -> [KeyringCollectionState] {
-        let list = try send(.collections, call)
+        let list = try connection.send(.collections, call)
         defer { g_variant_unref(list) }
         let paths = try Self.collectionPaths(in: list)
-        let outcomes = callEach([.readAlias(KeyringCollection.default.alias)] + paths.flatMap { [.collectionLabel($0), .collectionLocked($0)] }, call)
+        let outcomes = connection.callEach([.readAlias(KeyringCollection.default.alias)] + paths.flatMap { [.collectionLabel($0), .collectionLocked($0)] }, call)
         defer { Pipeline.release(outcomes) }
         let defaultPath = GLibValues.objectPaths(inTuple: try outcomes[0].get()).first
         return try paths.enumerated().compactMap { index, path in
             do {
-                let label = try Self.unboxed(try outcomes[1 + 2 * index].get(), "s")
+                let label = try SecretServiceConnection.unboxed(try outcomes[1 + 2 * index].get(), "s")
                 defer { g_variant_unref(label) }
                 return KeyringCollectionState(
                     path: path, label: String(cString: g_variant_get_string(label, nil)),
-                    isLocked: try Self.lockState(in: outcomes[2 + 2 * index].get()), isDefault: path == defaultPath)
+                    isLocked: try SecretServiceConnection.lockState(in: outcomes[2 + 2 * index].get()), isDefault: path == defaultPath)
             } catch let failure as GLibFailure where failure.isNoSuchObject {
                 return nil
             }

@@ -1,19 +1,28 @@
 import CLibSecret
 import FoundationEssentials
 
-/// Item interface calls on an open service. Blocking unless marked otherwise: run them on a worker thread.
-extension SecretServiceSession {
-    /// Whether the item at `path` is locked: its `Locked` property (`Properties.Get`).
-    func isLocked(item path: String, _ call: KeyringCall) throws -> Bool {
-        let reply = try send(.property("Locked", of: path, interface: SecretServiceNames.Interface.item), call)
+extension SecretServiceConnection {
+    /// The item at `path`.
+    func item(_ path: String) -> ItemInterface { ItemInterface(connection: self, path: path) }
+}
+
+/// `org.freedesktop.Secret.Item`: one item, at its object path on an open connection. Blocking unless marked
+/// otherwise: run its calls on a worker thread.
+struct ItemInterface {
+    let connection: SecretServiceConnection
+    let path: String
+
+    /// Whether the item is locked: its `Locked` property (`Properties.Get`).
+    func isLocked(_ call: KeyringCall) throws -> Bool {
+        let reply = try connection.send(.property("Locked", of: path, interface: SecretServiceNames.Interface.item), call)
         defer { g_variant_unref(reply) }
-        return try Self.lockState(in: reply)
+        return try SecretServiceConnection.lockState(in: reply)
     }
 
-    /// The item at `path` with its label, attributes, times and lock state: one `Properties.GetAll` of its Item interface.
-    func item(at path: String, _ call: KeyringCall) throws -> KeyringItem {
+    /// The item with its label, attributes, times and lock state: one `Properties.GetAll` of its Item interface.
+    func properties(_ call: KeyringCall) throws -> KeyringItem {
         var arguments: [OpaquePointer?] = [g_variant_new_string(SecretServiceNames.Interface.item)]
-        let reply = try callMethod(
+        let reply = try connection.callMethod(
             "GetAll", on: path, interface: SecretServiceNames.Interface.properties,
             g_variant_new_tuple(&arguments, 1), returning: "(a{sv})", call)
         defer { g_variant_unref(reply) }
@@ -22,30 +31,30 @@ extension SecretServiceSession {
         return KeyringItem(path: path, properties: properties)
     }
 
-    /// The secret of the item at `path`, through our transfer session: one `Item.GetSecret`.
-    func secret(atPath path: String, _ call: KeyringCall) throws -> KeyringSecret {
-        var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
-        let reply = try callMethod(
+    /// The item's secret, through our transfer session: one `Item.GetSecret`.
+    func secret(_ call: KeyringCall) throws -> KeyringSecret {
+        var arguments: [OpaquePointer?] = [g_variant_new_object_path(connection.sessionPath)]
+        let reply = try connection.callMethod(
             "GetSecret", on: path, interface: SecretServiceNames.Interface.item,
             g_variant_new_tuple(&arguments, 1), returning: "((oayays))", call)
         defer { g_variant_unref(reply) }
         let encoded = g_variant_get_child_value(reply, 0)!
         defer { g_variant_unref(encoded) }
-        return try decode(encoded, of: path, call)
+        return try connection.session.decode(encoded, of: path, call)
     }
 
-    /// The secret of the item at `path` by one `GetSecret` that blocks no thread, over a plain session.
+    /// The item's secret by one `GetSecret` that blocks no thread, over a plain session.
     /// `nil` when the service answers anything but the secret (gone, locked, another daemon…): the
     /// blocking path then looks again and reports it. Throws only for the timeout and cancellation.
-    nonisolated(nonsending) func quickSecret(atPath path: String, until deadline: Deadline) async throws -> KeyringSecret? {
-        precondition(transport == .plain, "secrets from a negotiated session are decoded on the blocking path")
-        let message = g_dbus_message_new_method_call(owner, path, SecretServiceNames.Interface.item, "GetSecret")
+    nonisolated(nonsending) func quickSecret(until deadline: Deadline) async throws -> KeyringSecret? {
+        precondition(connection.transport == .plain, "secrets from a negotiated session are decoded on the blocking path")
+        let message = g_dbus_message_new_method_call(connection.owner, path, SecretServiceNames.Interface.item, "GetSecret")
         defer { g_object_unref(UnsafeMutableRawPointer(message)) }
-        var arguments: [OpaquePointer?] = [g_variant_new_object_path(sessionPath)]
+        var arguments: [OpaquePointer?] = [g_variant_new_object_path(connection.sessionPath)]
         g_dbus_message_set_body(message, g_variant_new_tuple(&arguments, 1))
         let reply: ReplyDispatcher.Reply
         do {
-            reply = try await replies.send(message!, on: connection, until: deadline)
+            reply = try await connection.replies.send(message!, on: connection.gdbus, until: deadline)
         } catch is GLibFailure {
             return nil   // not sent (the connection closed, say): the blocking path reopens and reports
         }
@@ -63,13 +72,13 @@ extension SecretServiceSession {
         }
     }
 
-    /// Deletes the item at `path` (some providers answer with a prompt). The D-Bus method is `Item.Delete`.
-    func delete(path: String, _ call: KeyringCall) throws {
-        let reply = try callMethod("Delete", on: path, interface: SecretServiceNames.Interface.item, nil, returning: "(o)", call)
+    /// Deletes the item (some providers answer with a prompt). The D-Bus method is `Item.Delete`.
+    func delete(_ call: KeyringCall) throws {
+        let reply = try connection.callMethod("Delete", on: path, interface: SecretServiceNames.Interface.item, nil, returning: "(o)", call)
         defer { g_variant_unref(reply) }
         guard let prompt = GLibValues.objectPaths(inTuple: reply).first, prompt != SecretServiceNames.noObject else { return }
         // The specification gives the deletion prompt's result no type; providers differ.
-        guard let result = try runPrompt(at: prompt, returning: nil, call) else { throw KeyringError.promptDismissed }
+        guard let result = try connection.prompt(prompt).run(returning: nil, call) else { throw KeyringError.promptDismissed }
         g_variant_unref(result)
     }
 }
