@@ -17,6 +17,14 @@ enum Caller: String, CaseIterable {
         }
     }
 
+    /// Average microseconds per read of `cache`: the simplest actor cache, the floor of the cached `id`.
+    func cachedActorValue(_ cache: ActorCache, calls: Int) async throws -> Double {
+        switch self {
+        case .mainActor: try await Self.onMainActor { await averageRead(cache, calls: calls) }
+        case .nonisolated: try await Self.offActors { await averageRead(cache, calls: calls) }
+        }
+    }
+
     /// Average microseconds per `get()` of a cacheable `storage`, after one read.
     func cachedGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
         _ = try await storage.get()
@@ -26,11 +34,14 @@ enum Caller: String, CaseIterable {
         }
     }
 
-    /// Per-call microseconds of `storage.get()`, sorted, `calls` times after a warm-up.
-    func gets<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
+    /// Medians of `ours` and of the raw `floor`, in microseconds, measured alternately from this caller, one of each
+    /// per iteration, `calls` times after a warm-up: the machine's drift during the run moves both alike.
+    func paired(
+        calls: Int, floor: RawGetSecret, _ ours: nonisolated(nonsending) @Sendable () async throws -> Void
+    ) async throws -> (ours: Double, floor: Double) {
         switch self {
-        case .mainActor: try await Self.onMainActor { try await sampledGets(storage, calls: calls) }
-        case .nonisolated: try await Self.offActors { try await sampledGets(storage, calls: calls) }
+        case .mainActor: try await Self.onMainActor { try await alternately(calls, floor, ours) }
+        case .nonisolated: try await Self.offActors { try await alternately(calls, floor, ours) }
         }
     }
 
@@ -51,21 +62,42 @@ private nonisolated(nonsending) func averageID(_ identifier: any DeviceIdentifie
     return microseconds(since: start) / Double(calls)
 }
 
+/// The simplest cache of an id an app could write: an actor holding the string, read with `await`.
+actor ActorCache {
+    private let id: String
+    init(_ id: String) { self.id = id }
+    func value() -> String { id }
+}
+
+private nonisolated(nonsending) func averageRead(_ cache: ActorCache, calls: Int) async -> Double {
+    let start = ContinuousClock.now
+    for _ in 0..<calls { _ = await cache.value() }
+    return microseconds(since: start) / Double(calls)
+}
+
 private nonisolated(nonsending) func averageGet<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Double {
     let start = ContinuousClock.now
     for _ in 0..<calls { _ = try await storage.get() }
     return microseconds(since: start) / Double(calls)
 }
 
-private nonisolated(nonsending) func sampledGets<T>(_ storage: KeychainStorage<T>, calls: Int) async throws -> Samples {
-    for _ in 0..<max(calls / 10, 2) { _ = try await storage.get() }
-    var samples: [Double] = []
-    for _ in 0..<calls {
-        let start = ContinuousClock.now
-        _ = try await storage.get()
-        samples.append(microseconds(since: start))
+private nonisolated(nonsending) func alternately(
+    _ calls: Int, _ floor: RawGetSecret, _ ours: nonisolated(nonsending) () async throws -> Void
+) async throws -> (ours: Double, floor: Double) {
+    for _ in 0..<max(calls / 10, 2) {
+        try await ours()
+        try floor.call()
     }
-    return Samples(sorted: samples)
+    var (mine, floors): ([Double], [Double]) = ([], [])
+    for _ in 0..<calls {
+        var start = ContinuousClock.now
+        try await ours()
+        mine.append(microseconds(since: start))
+        start = ContinuousClock.now
+        try floor.call()
+        floors.append(microseconds(since: start))
+    }
+    return (Samples(sorted: mine).median, Samples(sorted: floors).median)
 }
 
 /// Microseconds since `start`.

@@ -20,6 +20,16 @@ struct CollectionInterface {
         return GLibValues.objectPaths(in: reply, at: 0)
     }
 
+    /// The items whose attributes include `attributes`, as ``search(_:_:)`` finds them, and whether the collection was
+    /// locked while it was searched (its `Locked` property before and after, so a lock that came or went meanwhile
+    /// counts): the three calls pipelined, one round trip.
+    func lockStateAndSearch(_ attributes: KeyringAttributes, _ call: KeyringCall) throws -> (locked: Bool, matches: [String]) {
+        let replies = try Pipeline.replies(connection.callEach([.collectionLocked(path), .searchItems(attributes, inCollection: path), .collectionLocked(path)], call))
+        defer { replies.forEach { g_variant_unref($0) } }
+        let locked = try SecretServiceConnection.lockState(in: replies[0]) || SecretServiceConnection.lockState(in: replies[2])
+        return (locked, GLibValues.objectPaths(in: replies[1], at: 0))
+    }
+
     /// Whether the collection is locked: its `Locked` property (`Properties.Get`).
     func isLocked(_ call: KeyringCall) throws -> Bool {
         let reply = try connection.send(.collectionLocked(path), call)

@@ -117,10 +117,14 @@ extension SecretServiceBackend {
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection,
         contentType: String, _ connection: SecretServiceConnection, _ call: KeyringCall
     ) throws -> String {
-        // A locked collection may hide what it holds: unlock it (or throw) before looking.
+        // A locked collection may hide what it holds: its lock state and the search travel together, and when it was
+        // locked it is unlocked (or the call throws) and searched again.
         let previous = try naming(collection, connection, call) {
-            if try connection.collection(collection.objectPath).isLocked(call) { try unlock(collection, connection, call) }
-            return try connection.collection(collection.objectPath).search(attributes, call)
+            let target = connection.collection(collection.objectPath)
+            let found = try target.lockStateAndSearch(attributes, call)
+            guard found.locked else { return found.matches }
+            try unlock(collection, connection, call)
+            return try target.search(attributes, call)
         }
         let path = try add(secret, label: label, attributes: attributes, in: collection, contentType: contentType, connection, call)
         for other in previous where other != path {
