@@ -180,16 +180,18 @@ struct KeychainStorageTests {
         }
     }
 
-    @Test("get(orCreate:) is one operation: its read, its lock, the value made and its add spend one deadline, so a value made after it passed is not stored")
+    @Test("get(orCreate:) is one operation: its read, its lock, the value made and its add spend one deadline; a keyring call the value needs ends with it, and nothing is stored")
     func oneDeadline() async throws {
         try await PrivateKeyring.with { keyring throws in
             let group = uniqueAccessGroup()
             let storage = KeychainStorage<String>(account: "late", accessGroup: group, keyring: keyring.client(timeout: .seconds(1)))
-            // The value is made once the operation's deadline has passed (a key generation that took the whole time).
+            // The value comes from a keyring that accepts calls and never answers, asked by a client with a minute of
+            // its own: only the operation's deadline, one second, ends the wait.
             let error = await thrownError {
                 try await storage.get(orCreate: {
-                    try await Deadline.current?.sleep()
-                    return "made too late"
+                    keyring.freezeDaemon(true)
+                    defer { keyring.freezeDaemon(false) }
+                    return try await keyring.client(timeout: .seconds(60)).secret(matching: ["service": uniqueGroup(), "account": "any"])?.utf8String ?? "absent"
                 })
             }
             #expect((error as? KeyringError) == .timedOut(.seconds(1)), "\(String(describing: error))")

@@ -24,10 +24,25 @@ struct CollectionInterface {
     /// locked while it was searched (its `Locked` property before and after, so a lock that came or went meanwhile
     /// counts): the three calls pipelined, one round trip.
     func lockStateAndSearch(_ attributes: KeyringAttributes, _ call: KeyringCall) throws -> (locked: Bool, matches: [String]) {
-        let replies = try Pipeline.replies(connection.callEach([.collectionLocked(path), .searchItems(attributes, inCollection: path), .collectionLocked(path)], call))
-        defer { replies.forEach { g_variant_unref($0) } }
-        let locked = try SecretServiceConnection.lockState(in: replies[0]) || SecretServiceConnection.lockState(in: replies[2])
-        return (locked, GLibValues.objectPaths(in: replies[1], at: 0))
+        let outcomes = connection.callEach(Self.lockAndSearch([attributes], in: path), call)
+        defer { Pipeline.release(outcomes) }
+        let answer = try Self.lockStateAndMatches(in: outcomes[...])
+        return (answer.locked, answer.matches[0])
+    }
+
+    /// The questions asked of the collection at `path` for a search that must not take a locked collection's empty
+    /// answer for "absent": `Locked`, a `SearchItems` per query, and `Locked` again — a collection locked (or unlocked)
+    /// while it was searched counts as locked.
+    static func lockAndSearch(_ queries: [KeyringAttributes], in path: String) -> [MethodCall] {
+        [.collectionLocked(path)] + queries.map { .searchItems($0, inCollection: path) } + [.collectionLocked(path)]
+    }
+
+    /// The answers to ``lockAndSearch(_:in:)``: whether the collection was locked, and each query's matches.
+    static func lockStateAndMatches(in outcomes: ArraySlice<MethodReply>) throws -> (locked: Bool, matches: [[String]]) {
+        let locked = try SecretServiceConnection.lockState(in: outcomes[outcomes.startIndex].get())
+            || SecretServiceConnection.lockState(in: outcomes[outcomes.endIndex - 1].get())
+        let matches = try outcomes.dropFirst().dropLast().map { GLibValues.objectPaths(in: try $0.get(), at: 0) }
+        return (locked, matches)
     }
 
     /// Whether the collection is locked: its `Locked` property (`Properties.Get`).

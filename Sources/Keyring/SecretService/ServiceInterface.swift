@@ -21,7 +21,7 @@ struct ServiceInterface {
     ) throws -> [(collection: String, locked: Bool, matches: [[String]])] {
         var known = connection.knownCollections
         for _ in 0..<3 {
-            let outcomes = connection.callEach([.collections] + known.flatMap { Self.lockAndSearch(queries, $0) }, call)
+            let outcomes = connection.callEach([.collections] + known.flatMap { CollectionInterface.lockAndSearch(queries, in: $0) }, call)
             defer { Pipeline.release(outcomes) }
             let current = try Self.collectionPaths(in: outcomes[0].get())
             if current == known, let answers = try Self.answers(of: known, queries: queries.count, in: outcomes.dropFirst()) {
@@ -33,24 +33,16 @@ struct ServiceInterface {
         throw KeyringError.keptChanging("search of the collections")
     }
 
-    /// The questions asked of each collection: `Locked`, a `SearchItems` per query, and `Locked` again — a collection
-    /// locked (or unlocked) while it was searched counts as locked, so its empty answer is never taken for "absent".
-    private static func lockAndSearch(_ queries: [KeyringAttributes], _ collection: String) -> [MethodCall] {
-        [.collectionLocked(collection)] + queries.map { .searchItems($0, inCollection: collection) } + [.collectionLocked(collection)]
-    }
-
-    /// The answers to ``lockAndSearch(_:_:)`` of `queries` queries for each of `collections`, in order; `nil` when a
-    /// collection went away meanwhile (ask again).
+    /// The answers to `CollectionInterface.lockAndSearch(_:in:)` of `queries` queries for each of `collections`, in
+    /// order; `nil` when a collection went away meanwhile (ask again).
     private static func answers(
         of collections: [String], queries: Int, in outcomes: ArraySlice<MethodReply>
     ) throws -> [(collection: String, locked: Bool, matches: [[String]])]? {
         do {
             return try collections.enumerated().map { index, collection in
                 let base = outcomes.startIndex + (queries + 2) * index
-                let locked = try SecretServiceConnection.lockState(in: outcomes[base].get())
-                    || SecretServiceConnection.lockState(in: outcomes[base + queries + 1].get())
-                let matches = try (base + 1..<base + 1 + queries).map { GLibValues.objectPaths(in: try outcomes[$0].get(), at: 0) }
-                return (collection, locked, matches)
+                let answer = try CollectionInterface.lockStateAndMatches(in: outcomes[base..<base + queries + 2])
+                return (collection, answer.locked, answer.matches)
             }
         } catch let failure as GLibFailure where failure.isNoSuchObject {
             return nil
