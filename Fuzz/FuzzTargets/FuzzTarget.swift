@@ -42,7 +42,7 @@ package enum FuzzTarget: String, Fuzzable {
             _ = try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost)
                 .decryptionKey(parameters: [UInt8](input))
         case .storedIdentity:
-            _ = try JSONDecoder().decode(StoredDeviceIdentity.self, from: input).validated()
+            _ = try JSONDecoder().decode(StoredDeviceIdentity.self, from: input).validatedPublicKey()
         case .legacy:
             let keyLength = input.count < 2 ? 0 : Int(input[input.startIndex]) << 8 | Int(input[input.startIndex + 1])
             let rest = input.dropFirst(2)

@@ -47,10 +47,7 @@ public struct DeviceCheckDevice: Sendable {
     }
 
     private func token(_ algorithm: SignatureAlgorithm?, _ attestation: TPMAttestationPolicy) async throws -> DeviceCheckToken {
-        // A TPM-held key's kept attestation is read while the identity is.
-        let (identifier, prefetching) = (
-            identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm && attestationRecipient != nil)
-        async let prefetched: KeptAttestation = prefetching ? .read(await identifier.keptAttestation()) : .unread
+        let identifier = identifier
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
@@ -59,9 +56,11 @@ public struct DeviceCheckDevice: Sendable {
         // generator (about a millisecond in a new process); a keyring key's signature sets it up anyway.
         var random = SystemRandomNumberGenerator()
         let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
+        // A TPM-held key is loaded into the TPM while its attestation is read, checked and sealed.
+        async let keyLoaded: Void = attestation != .omitted && attestationRecipient != nil ? identifier.loadTPMKey() : ()
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            switch try await self.attestation(of: key, kept: await prefetched) {
+            switch try await self.attestation(of: key) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -73,6 +72,7 @@ public struct DeviceCheckDevice: Sendable {
             alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tps: sealed?.base64URLEncoded, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
+        await keyLoaded
         let bytes = try await CompactJWS.signed(header: header, payload: payload) { signingInput in
             try await identifier.sign(signingInput, algorithm: algorithm, encoding: .raw)
         }
@@ -117,26 +117,12 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The attestation kept beside the identity, as far as it was read with it.
-    private enum KeptAttestation {
-        /// Read: what is kept, or `nil` when nothing is.
-        case read(Data?)
-        /// Not read: the configuration did not say the key is the TPM's.
-        case unread
-    }
-
-    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (read
-    /// now when `kept` was not) when it is of this key, else one made now over the key itself and kept, so that later
-    /// tokens cost one signature.
-    private func attestation(of key: DevicePublicKey, kept: KeptAttestation) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity when it
+    /// is of this key, else one made now over the key itself and kept, so that later tokens cost one signature.
+    private func attestation(of key: DevicePublicKey) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
         guard attestationRecipient != nil else { return .failure(.noRecipient) }
-        var bytes: Data?
-        switch kept {
-        case .read(let read): bytes = read
-        case .unread: bytes = await identifier.keptAttestation()
-        }
-        if let kept = bytes.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+        if let kept = await identifier.keptAttestation().flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
             return .success(kept)
         }
         do {

@@ -210,6 +210,14 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         return key.wrappedTPMKey
     }
 
+    /// Loads a TPM-held device key into the TPM now, so that a signature made after other work (a token's
+    /// attestation, checked and sealed meanwhile) waits for the TPM's signature alone. A failure is left for the
+    /// signature to meet and report.
+    package func loadTPMKey() async {
+        guard let key = try? await loaded(creating: true).signingKey, key.protection == .tpm else { return }
+        _ = try? await onTPM { _ = try key.signer() }
+    }
+
     // MARK: - The TPM's attestation
 
     /// The attestation kept for the device key, as ``keepAttestation(_:)`` was given it; `nil` when none is kept or it
@@ -255,13 +263,12 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         }
         await keyPrefetched
         defer { stored.wipePrivateKey() }
-        let valid = try stored.validated()
+        let publicKey = try stored.validatedPublicKey()
         let identity = DeviceIdentity(
-            id: valid.id, origin: valid.origin, isNew: created,
-            publicKey: try valid.publicKey.map(valid.devicePublicKey),
-            keyProtection: valid.resolvedKeyProtection, created: valid.created)
+            id: stored.id, origin: stored.origin, isNew: created, publicKey: publicKey,
+            keyProtection: stored.resolvedKeyProtection, created: stored.created)
         let signingKey = stored.privateKey.map {
-            SigningKey(privateKey: $0, keyType: valid.resolvedKeyType, protection: valid.resolvedKeyProtection)
+            SigningKey(privateKey: $0, keyType: stored.resolvedKeyType, protection: stored.resolvedKeyProtection)
         }
         return LoadedIdentity(identity: identity, signingKey: signingKey)
     }
@@ -272,7 +279,8 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         guard let found = try await source.legacyIdentity() else { return nil }
         let adopted = StoredDeviceIdentity(id: found.id, origin: .legacy, publicKey: found.publicKey, privateKey: nil)
         do {
-            return try adopted.validated()
+            _ = try adopted.validatedPublicKey()
+            return adopted
         } catch DeviceIdentifierError.keychainUnexpectedData(let reason) {
             throw DeviceIdentifierError.invalidLegacyIdentifier(source: source.name, reason: reason)
         }

@@ -47,15 +47,16 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
         self.created = created
     }
 
-    /// The record, if it is consistent: a known format, an id, a public key (when there is one) that is exactly
-    /// one public key of its type, and for generated identities a key pair whose public key hashes to the id.
-    /// Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
-    package func validated() throws -> Self {
+    /// The record's public key (`nil` when it has none), if the record is consistent: a known format, an id, a public
+    /// key (when there is one) that is exactly one public key of its type, and for generated identities a key pair
+    /// whose public key hashes to the id. Throws ``DeviceIdentifierError/keychainUnexpectedData(_:)`` otherwise.
+    package func validatedPublicKey() throws -> DevicePublicKey? {
         guard format == 1 else { throw DeviceIdentifierError.keychainUnexpectedData("unknown identity format \(format)") }
         guard !id.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("empty identifier") }
+        var parsed: DevicePublicKey?
         if let publicKey {
             guard !publicKey.isEmpty else { throw DeviceIdentifierError.keychainUnexpectedData("the public key is empty") }
-            _ = try devicePublicKey(publicKey)
+            parsed = try devicePublicKey(publicKey)
         }
         if origin == .generated {
             guard let publicKey, privateKey != nil else {
@@ -65,11 +66,11 @@ package struct StoredDeviceIdentity: Codable, Sendable, Hashable {
                 throw DeviceIdentifierError.keychainUnexpectedData("identifier does not match its public key")
             }
         }
-        return self
+        return parsed
     }
 
     /// `bytes` as the record's public key; ``DeviceIdentifierError/keychainUnexpectedData(_:)`` when they are not one.
-    package func devicePublicKey(_ bytes: Data) throws -> DevicePublicKey {
+    private func devicePublicKey(_ bytes: Data) throws -> DevicePublicKey {
         do {
             return try DevicePublicKey(externalRepresentation: bytes, keyType: resolvedKeyType)
         } catch {

@@ -9,17 +9,17 @@ package enum ECIES {
     /// The bytes sealing adds to a message.
     package static let overhead = P256Key.publicKeySize + AES256GCM.nonceSize + AES256GCM.tagSize
 
-    /// `message` sealed to the P-256 key whose point is `recipientPoint` (X9.63, uncompressed) under `context` (a label
-    /// naming what is sealed, ending in a zero byte), with `data` authenticated beside it. The point is taken as a key
-    /// OpenSSL holds, whoever holds the private key: OpenSSL 3.5's default provider takes no TPM-held key as an ECDH peer.
+    /// `message` sealed to the P-256 public key `recipient` under `context` (a label naming what is sealed, ending in a
+    /// zero byte), with `data` authenticated beside it. `recipient` must be a key OpenSSL holds, read from its point
+    /// whoever holds the private key: OpenSSL 3.5's default provider takes no TPM-held key as an ECDH peer.
     package static func seal(
-        _ message: UnsafeRawBufferPointer, to recipientPoint: [UInt8], context: [UInt8], authenticating data: [UInt8] = []
+        _ message: UnsafeRawBufferPointer, to recipient: P256Key, context: [UInt8], authenticating data: [UInt8] = []
     ) throws -> [UInt8] {
         let oneTime = try P256Key.generate()
         let oneTimePoint = try oneTime.publicKeyX963()
-        var secret = try oneTime.sharedSecret(with: P256Key(publicKeyX963: recipientPoint))
+        var secret = try oneTime.sharedSecret(with: recipient)
         defer { cleanse(&secret) }
-        var key = keyEncryptionKey(secret, context, oneTimePoint, Data(recipientPoint))
+        var key = keyEncryptionKey(secret, context, oneTimePoint, try recipient.publicKeyX963())
         defer { cleanse(&key) }
         let nonce = try SecureRandom.bytes(AES256GCM.nonceSize)
         var sealed = [UInt8](repeating: 0, count: message.count + AES256GCM.tagSize)

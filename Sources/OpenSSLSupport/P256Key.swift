@@ -109,15 +109,17 @@ package final class P256Key: @unchecked Sendable {
         var key: OpaquePointer?
         try check(EVP_PKEY_fromdata(context, &key, scalar == nil ? deviceid_evp_pkey_public_key() : deviceid_evp_pkey_keypair(), parameters), "EVP_PKEY_fromdata")
         guard let key else { throw OpenSSLFailure("EVP_PKEY_fromdata", reason: "no key") }
-        // A point that is not on the curve must not become a key.
+        // A point that is not on the curve must not become a key. P-256's group has prime order (cofactor 1), so a
+        // point on the curve other than infinity is in it: the quick check is the whole check, without the full
+        // check's multiplication by the order (a scalar multiplication per key read).
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
             EVP_PKEY_free(key)
             throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey")
         }
         defer { EVP_PKEY_CTX_free(check) }
-        guard (scalar == nil ? EVP_PKEY_public_check(check) : EVP_PKEY_pairwise_check(check)) == 1 else {
+        guard (scalar == nil ? EVP_PKEY_public_check_quick(check) : EVP_PKEY_pairwise_check(check)) == 1 else {
             EVP_PKEY_free(key)
-            throw OpenSSLFailure.current(scalar == nil ? "EVP_PKEY_public_check" : "EVP_PKEY_pairwise_check")
+            throw OpenSSLFailure.current(scalar == nil ? "EVP_PKEY_public_check_quick" : "EVP_PKEY_pairwise_check")
         }
         return key
     }
@@ -185,7 +187,8 @@ package final class P256Key: @unchecked Sendable {
             guard let context = EVP_PKEY_CTX_new_from_pkey(tpm?.context, key, nil) else { throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_pkey") }
             defer { EVP_PKEY_CTX_free(context) }
             try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
-            try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
+            // Not checked again: every key's point was checked when the key was made or read (see `fromData`).
+            try check(EVP_PKEY_derive_set_peer_ex(context, peer.key, 0), "EVP_PKEY_derive_set_peer_ex")
             var length = 0
             try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive")
             var secret = [UInt8](repeating: 0, count: length)

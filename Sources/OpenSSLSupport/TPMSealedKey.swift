@@ -24,7 +24,8 @@ package enum TPMSealedKey {
         let held = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
         var key = try SecureRandom.bytes(AES256GCM.keySize)
         do {
-            let sealed = try key.withUnsafeBytes { key in try ECIES.seal(key, to: [UInt8](try held.publicKeyX963()), context: context, authenticating: bound) }
+            let recipient = try P256Key(publicKeyX963: [UInt8](held.publicKeyX963()))
+            let sealed = try key.withUnsafeBytes { key in try ECIES.seal(key, to: recipient, context: context, authenticating: bound) }
             let blob = [UInt8](try held.tpmBlob())
             guard blob.count <= Int(UInt16.max) else { throw OpenSSLFailure("TSS2 PRIVATE KEY", reason: "the TPM's wrapped key is too long") }
             return ([1, UInt8(blob.count >> 8), UInt8(blob.count & 0xFF)] + blob + sealed, key)

@@ -67,13 +67,6 @@ package final class X509Certificate: @unchecked Sendable {
         }
     }
 
-    /// Whether `date` is within the certificate's validity period.
-    package func isValid(at date: Date = Date()) -> Bool {
-        var time = time_t(date.timeIntervalSince1970)
-        // X509_cmp_time: -1 when the certificate's time is not after `time`, 1 when it is, 0 when it cannot be read.
-        return X509_cmp_time(X509_get0_notBefore(certificate), &time) == -1 && X509_cmp_time(X509_get0_notAfter(certificate), &time) == 1
-    }
-
     /// Throws unless this is an end-entity certificate for an RSA key of 2048 bits (the TCG's default endorsement key,
     /// one per TPM: a 3072-bit one of the same TPM would be a second) that may encrypt keys
     /// (key usage `keyEncipherment` when stated) and, when it states extended key usages, names the TCG's

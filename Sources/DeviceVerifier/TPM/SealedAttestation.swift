@@ -9,17 +9,26 @@ import OpenSSLSupport
 public struct AttestationRecipient: Sendable, Hashable {
     /// The public key: an X9.63 uncompressed P-256 point (65 bytes).
     public let publicKey: Data
+    /// The same key, read once: every seal uses it.
+    private let key: P256Key
 
     /// The recipient whose key is `publicKey`; ``TPMAttestationError/malformed(_:)`` unless it is a P-256 point.
     public init(publicKey: Data) throws(TPMAttestationError) {
-        guard (try? P256Key(publicKeyX963: [UInt8](publicKey))) != nil else { throw .malformed("the attestation key is not a P-256 point") }
+        guard let key = try? P256Key(publicKeyX963: [UInt8](publicKey)) else { throw .malformed("the attestation key is not a P-256 point") }
         self.publicKey = publicKey
+        self.key = key
     }
+
+    /// Whether two recipients have the same key.
+    public static func == (left: Self, right: Self) -> Bool { left.publicKey == right.publicKey }
+
+    /// Hashes the key.
+    public func hash(into hasher: inout Hasher) { hasher.combine(publicKey) }
 
     /// `attestation` sealed to this recipient: a token header's `tps`.
     package func seal(_ attestation: TPMAttestation) throws -> Data {
         Data(try attestation.kept.withUnsafeBytes { message in
-            try ECIES.seal(message, to: [UInt8](publicKey), context: AttestationOpener.context)
+            try ECIES.seal(message, to: key, context: AttestationOpener.context)
         })
     }
 }

@@ -54,19 +54,17 @@ extension TPMAttestation {
         Data(Digest.sha256(Array("swift-deviceid/tpm-key-attestation/v1".utf8) + [0] + Array(key.externalRepresentation)))
     }
 
-    /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) that still holds
-    /// together, as a kept one must to be carried again: everything ``holdsTogether(for:tokenID:endorsement:)`` checks,
-    /// and the endorsement certificate within its validity period now. Else a new one is made.
+    /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) whose parts the TPM made
+    /// still hold together, as a kept one must to be carried again: everything ``certifies(_:tokenID:)`` checks. Else
+    /// a new one is made. The endorsement certificate is left to the verifier: a new attestation would carry the same
+    /// one, read from the TPM again.
     package func isKept(for key: DevicePublicKey) -> Bool {
-        guard let endorsement = try? X509Certificate(der: endorsementCertificate), endorsement.isValid(),
-              (try? holdsTogether(for: key, tokenID: nil, endorsement: endorsement)) != nil else { return false }
-        return true
+        (try? certifies(key, tokenID: nil)) != nil
     }
 
     /// Checks all that needs no trusted maker (``TPMAttestationVerifier`` checks that `endorsement`, this
-    /// attestation's certificate, chains to one): the certificate has the endorsement profile; the attestation key is
-    /// a restricted signing key fixed to its TPM, whose signature of the certification verifies; the certified key is
-    /// `key`, bound to its TPM, and the certification names it and was made over the key or over the token `tokenID`.
+    /// attestation's certificate, chains to one): the certificate has the endorsement profile, everything
+    /// ``certifies(_:tokenID:)`` checks, and the witness was made under the certificate's key.
     /// Returns the attestation key's public area.
     func holdsTogether(for key: DevicePublicKey, tokenID: String?, endorsement: X509Certificate) throws(TPMAttestationError) -> TPMPublicArea {
         do {
@@ -74,6 +72,18 @@ extension TPMAttestation {
         } catch {
             throw TPMAttestationError.malformed("the endorsement certificate is \(error.reason ?? error.function)")
         }
+        let certified = try certifies(key, tokenID: tokenID)
+        try checkWitness(qualifiedName: certified.witnessQualifiedName, keyName: certified.witnessName, endorsement: endorsement)
+        return certified.attestationKey
+    }
+
+    /// Checks the parts the TPM made: the attestation key is a restricted signing key fixed to its TPM, whose
+    /// signature of the certification verifies; the certified key is `key`, bound to its TPM, and the certification
+    /// names it and was made over the key or over the token `tokenID`; the witness is certified by the same key over
+    /// the same nonce, and named. Returns the attestation key's public area and the witness's name and qualified name.
+    private func certifies(
+        _ key: DevicePublicKey, tokenID: String?
+    ) throws(TPMAttestationError) -> (attestationKey: TPMPublicArea, witnessName: Data, witnessQualifiedName: Data) {
         let attestationKey = try TPMPublicArea(attestationKey)
         guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
               !attestationKey.attributes.contains(.decrypt),
@@ -95,24 +105,23 @@ extension TPMAttestation {
         guard let signer = try? P256Key(publicKeyX963: [UInt8](point)), signer.verify(try TPMSignature(signature).raw, for: certifyInfo) else {
             throw TPMAttestationError.badSignature
         }
-        try checkWitness(signedBy: signer, over: info.extraData, endorsement: endorsement)
-        return attestationKey
-    }
-
-    /// Checks that the endorsement key whose certificate is `endorsement` is the one made with the TCG's template
-    /// L-1: the witness, certified by the AK over `nonce`, was made under a key of that name. A TPM can hold the
-    /// certificate's private key under no other name, so a certificate of its other 2048-bit RSA key (the high
-    /// range's) cannot stand for it: one TPM, one endorsement key.
-    private func checkWitness(signedBy signer: P256Key, over nonce: Data, endorsement: X509Certificate) throws(TPMAttestationError) {
         guard let witness else {
             throw TPMAttestationError.untrustedEndorsement("made by an earlier version, it does not show which endorsement key it is (update the device)")
         }
-        let key = try TPMPublicArea(witness.key)
-        let info = try TPMCertifyInfo(witness.certifyInfo)
+        let witnessKey = try TPMPublicArea(witness.key)
+        let witnessInfo = try TPMCertifyInfo(witness.certifyInfo)
         guard signer.verify(try TPMSignature(witness.signature).raw, for: witness.certifyInfo) else { throw TPMAttestationError.badSignature }
-        guard info.certifiedName == key.name, info.extraData == nonce else {
+        guard witnessInfo.certifiedName == witnessKey.name, witnessInfo.extraData == info.extraData else {
             throw TPMAttestationError.mismatch("the endorsement key's witness was certified for another key")
         }
+        return (attestationKey, witnessKey.name, witnessInfo.qualifiedName)
+    }
+
+    /// Checks that the endorsement key whose certificate is `endorsement` is the one made with the TCG's template
+    /// L-1: the witness (whose name is `keyName`, certified with `qualifiedName`) was made under a key of that name. A
+    /// TPM can hold the certificate's private key under no other name, so a certificate of its other 2048-bit RSA key
+    /// (the high range's) cannot stand for it: one TPM, one endorsement key.
+    private func checkWitness(qualifiedName: Data, keyName: Data, endorsement: X509Certificate) throws(TPMAttestationError) {
         let modulus: Data
         do {
             modulus = try endorsement.rsaPublicKey().publicNumbers().modulus
@@ -121,7 +130,7 @@ extension TPMAttestation {
         }
         let endorsementKey = TPMPublicArea.endorsementKeyName(modulus: modulus)
         let parent = TPMPublicArea.qualifiedName(of: endorsementKey, under: TPMPublicArea.endorsementHierarchy)
-        guard info.qualifiedName == TPMPublicArea.qualifiedName(of: key.name, under: parent) else {
+        guard qualifiedName == TPMPublicArea.qualifiedName(of: keyName, under: parent) else {
             throw TPMAttestationError.mismatch("the endorsement key that made the witness is not the certificate's under the TCG's template")
         }
     }
