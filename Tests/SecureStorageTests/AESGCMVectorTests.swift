@@ -1,3 +1,4 @@
+import DeviceIdTestSupport
 import Foundation
 import Keyring
 @testable import SecureStorage
@@ -8,6 +9,15 @@ struct NISTVectors: Decodable {
     struct Vector: Decodable {
         let Key: String, IV: String, AAD: String, CT: String, Tag: String
         let PT: String?
+
+        /// A field's bytes, its hex text decoded.
+        func bytes(_ field: KeyPath<Vector, String>) -> [UInt8] { [UInt8](hexData(self[keyPath: field])) }
+        /// The plaintext's bytes (none when the vector has none).
+        var plaintext: [UInt8] { [UInt8](hexData(PT ?? "")) }
+        /// Ciphertext followed by the tag.
+        var sealed: [UInt8] { bytes(\.CT) + bytes(\.Tag) }
+        /// The key, as the cipher takes it.
+        var key: KeyringSecret { KeyringSecret(bytes(\.Key)) }
     }
     let source: String
     let encrypt: [Vector]
@@ -45,18 +55,16 @@ struct AESGCMVectorTests {
         let vectors = try NISTVectors.load()
         #expect(vectors.encrypt.count == 25)
         for vector in vectors.encrypt {
-            let sealed = try SecretKeyCipher.seal(hexBytes(vector.PT ?? ""), key: KeyringSecret(hexBytes(vector.Key)),
-                                            nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
-            #expect(sealed == hexBytes(vector.CT) + hexBytes(vector.Tag), "key \(vector.Key)")
+            let sealed = try SecretKeyCipher.seal(vector.plaintext, key: vector.key, nonce: vector.bytes(\.IV), aad: vector.bytes(\.AAD))
+            #expect(sealed == vector.sealed, "key \(vector.Key)")
         }
     }
 
     @Test("Decryption returns the published plaintext")
     func decryptVectorsPass() throws {
         for vector in try NISTVectors.load().decrypt_must_pass {
-            let opened = try SecretKeyCipher.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
-                                            nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
-            #expect(opened == hexBytes(vector.PT ?? ""))
+            let opened = try SecretKeyCipher.open(vector.sealed, key: vector.key, nonce: vector.bytes(\.IV), aad: vector.bytes(\.AAD))
+            #expect(opened == vector.plaintext)
         }
     }
 
@@ -66,8 +74,7 @@ struct AESGCMVectorTests {
         #expect(vectors.count == 8)
         for vector in vectors {
             #expect(throws: SecureStorageError.authenticationFailed) {
-                try SecretKeyCipher.open(hexBytes(vector.CT) + hexBytes(vector.Tag), key: KeyringSecret(hexBytes(vector.Key)),
-                                   nonce: hexBytes(vector.IV), aad: hexBytes(vector.AAD))
+                try SecretKeyCipher.open(vector.sealed, key: vector.key, nonce: vector.bytes(\.IV), aad: vector.bytes(\.AAD))
             }
         }
     }

@@ -3,18 +3,6 @@ import Foundation
 import Keyring
 import SecureStorage
 
-/// Bytes from hex text.
-func hexBytes(_ hex: String) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-        let next = hex.index(index, offsetBy: 2)
-        bytes.append(UInt8(hex[index..<next], radix: 16)!)
-        index = next
-    }
-    return bytes
-}
-
 /// A fixed 32-byte key for pure tests.
 func testKey(_ fill: UInt8 = 7) throws -> SuppliedKeyProvider {
     try SuppliedKeyProvider(key: KeyringSecret([UInt8](repeating: fill, count: 32)))
