@@ -47,7 +47,10 @@ public struct DeviceCheckDevice: Sendable {
     }
 
     private func token(_ algorithm: SignatureAlgorithm?, _ attestation: TPMAttestationPolicy) async throws -> DeviceCheckToken {
-        let identifier = identifier
+        // A TPM-held key's kept attestation is read while the identity is (at a process's start, in one lookup with it).
+        let (identifier, prefetching) = (
+            identifier, attestation != .omitted && identifier.configuration.keyProtection == .tpm && attestationRecipient != nil)
+        async let prefetched: KeptAttestation = prefetching ? .read(await identifier.keptAttestation()) : .unread
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
@@ -56,11 +59,11 @@ public struct DeviceCheckDevice: Sendable {
         // generator (about a millisecond in a new process); a keyring key's signature sets it up anyway.
         var random = SystemRandomNumberGenerator()
         let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
-        // A TPM-held key is loaded into the TPM while its attestation is read, checked and sealed.
-        async let keyLoaded: Void = attestation != .omitted && attestationRecipient != nil ? identifier.loadTPMKey() : ()
+        // A TPM-held key is loaded into the TPM while its attestation is checked and sealed.
+        async let keyLoaded: Void = prefetching ? identifier.loadTPMKey() : ()
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            switch try await self.attestation(of: key) {
+            switch try await self.attestation(of: key, kept: await prefetched) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -117,12 +120,26 @@ public struct DeviceCheckDevice: Sendable {
         }
     }
 
-    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity when it
-    /// is of this key, else one made now over the key itself and kept, so that later tokens cost one signature.
-    private func attestation(of key: DevicePublicKey) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// The attestation kept beside the identity, as far as it was read with it.
+    private enum KeptAttestation {
+        /// Read: what is kept, or `nil` when nothing is.
+        case read(Data?)
+        /// Not read: the configuration did not say the key is the TPM's.
+        case unread
+    }
+
+    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (read
+    /// now when `kept` was not) when it is of this key, else one made now over the key itself and kept, so that later
+    /// tokens cost one signature.
+    private func attestation(of key: DevicePublicKey, kept: KeptAttestation) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
         guard attestationRecipient != nil else { return .failure(.noRecipient) }
-        if let kept = await identifier.keptAttestation().flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+        var bytes: Data?
+        switch kept {
+        case .read(let read): bytes = read
+        case .unread: bytes = await identifier.keptAttestation()
+        }
+        if let kept = bytes.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
             return .success(kept)
         }
         do {

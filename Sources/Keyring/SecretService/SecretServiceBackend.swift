@@ -25,6 +25,13 @@ struct SecretServiceBackend: KeyringBackend {
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
         if let secret = try await sessions.quickRead(attributes, until: deadline) { return secret }
+        // At a process's start: read together with the other reads asked for while the session opens.
+        let backend = self
+        if let answer = try await sessions.readAtOpening(attributes, until: deadline, batch: { queries, connection, call in
+            backend.answersWithoutPrompting(queries, connection, call)
+        }) {
+            return answer.secret
+        }
         return try await perform { connection, call in try read(attributes, connection, call) }
     }
 

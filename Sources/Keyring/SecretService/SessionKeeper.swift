@@ -41,6 +41,15 @@ final class SessionKeeper: Sendable {
     /// Orders the first opening: calls that start together (an identity's read and its key's prefetch) share one
     /// connection and one session instead of each opening its own.
     private let opening = AsyncLock()
+    /// The reads asked for while the session opens, and the answers the opener found them (see ``readAtOpening(_:until:batch:)``).
+    private let startupReads = Locked(StartupReads())
+
+    /// Reads waiting for the opening, by number, and what the opener's batch answered them.
+    private struct StartupReads {
+        var count = 0
+        var asked: [Int: KeyringAttributes] = [:]
+        var answers: [Int: StartupAnswer] = [:]
+    }
 
     private init(bus: BusAddress, transport: SecretTransport) {
         self.bus = bus
@@ -67,6 +76,40 @@ final class SessionKeeper: Sendable {
             guard current.withLock({ $0 }) == nil else { return }
             _ = try await BlockingExecutor.run(until: deadline) { call in try self.open(call) }
         }
+    }
+
+    /// A read asked for before this process's session is open, answered with the others asked meanwhile: it waits for
+    /// the opening as any call does (until `deadline`, or its task's cancellation), and the opener, once the session is
+    /// open, hands every query asked by then to `batch` together (one lookup of the collections and their lock
+    /// states for all: an identity's read, its key's and its attestation's at a process's start). `nil` when the
+    /// session was open already or the batch left this query unanswered: the caller reads it as usual then.
+    nonisolated(nonsending) func readAtOpening(
+        _ attributes: KeyringAttributes, until deadline: Deadline,
+        batch: @escaping @Sendable ([KeyringAttributes], SecretServiceConnection, KeyringCall) -> [StartupAnswer?]
+    ) async throws -> StartupAnswer? {
+        guard current.withLock({ $0 }) == nil else { return nil }
+        let number = startupReads.withLock { reads in
+            reads.count += 1
+            reads.asked[reads.count] = attributes
+            return reads.count
+        }
+        // An answer nobody takes (its asker timed out) must not outlive the asker.
+        defer { startupReads.withLock { reads in (reads.asked[number], reads.answers[number]) = (nil, nil) } }
+        try await opening.holding(until: deadline) {
+            guard current.withLock({ $0 }) == nil else { return }
+            _ = try await BlockingExecutor.run(until: deadline) { call in
+                let service = try self.open(call)
+                let asked = self.startupReads.withLock { reads in
+                    defer { reads.asked = [:] }
+                    return Array(reads.asked)
+                }
+                let answers = batch(asked.map(\.value), service, call)
+                self.startupReads.withLock { reads in
+                    for (number, answer) in zip(asked.map(\.key), answers) { reads.answers[number] = answer }
+                }
+            }
+        }
+        return startupReads.withLock { $0.answers[number] }
     }
 
     /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
@@ -108,4 +151,9 @@ final class SessionKeeper: Sendable {
             return opened
         }
     }
+}
+
+/// What a read at the session's opening found: the secret, or `nil` when the service definitely has no match.
+struct StartupAnswer: Sendable {
+    let secret: KeyringSecret?
 }
