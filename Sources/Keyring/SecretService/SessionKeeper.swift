@@ -44,10 +44,12 @@ final class SessionKeeper: Sendable {
     /// The reads asked for while the session opens, and the answers the opener found them (see ``readAtOpening(_:until:batch:)``).
     private let startupReads = Locked(StartupReads())
 
-    /// Reads waiting for the opening, by number, and what the opener's batch answered them.
+    /// Reads waiting for the opening, by number: those the opener has yet to take, those still waiting (an asker that
+    /// gave up is not answered: no secret outlives its asker here), and what the opener's batch answered.
     private struct StartupReads {
         var count = 0
         var asked: [Int: KeyringAttributes] = [:]
+        var waiting: Set<Int> = []
         var answers: [Int: StartupAnswer] = [:]
     }
 
@@ -71,10 +73,17 @@ final class SessionKeeper: Sendable {
     /// Opens the session unless it is open, before a call's blocking step: one opening at a time, so that a call
     /// arriving meanwhile waits (until `deadline`, or its task's cancellation) and then uses that session.
     nonisolated(nonsending) func openIfNeeded(until deadline: Deadline) async throws {
+        try await openIfNeeded(until: deadline) { _, _ in }
+    }
+
+    /// ``openIfNeeded(until:)``, and `opened` run by the caller that opens the session, on its worker thread, with it.
+    private nonisolated(nonsending) func openIfNeeded(
+        until deadline: Deadline, opened: @escaping @Sendable (SecretServiceConnection, KeyringCall) -> Void
+    ) async throws {
         guard current.withLock({ $0 }) == nil else { return }
         try await opening.holding(until: deadline) {
             guard current.withLock({ $0 }) == nil else { return }
-            _ = try await BlockingExecutor.run(until: deadline) { call in try self.open(call) }
+            try await BlockingExecutor.run(until: deadline) { call in opened(try self.open(call), call) }
         }
     }
 
@@ -91,22 +100,24 @@ final class SessionKeeper: Sendable {
         let number = startupReads.withLock { reads in
             reads.count += 1
             reads.asked[reads.count] = attributes
+            reads.waiting.insert(reads.count)
             return reads.count
         }
-        // An answer nobody takes (its asker timed out) must not outlive the asker.
-        defer { startupReads.withLock { reads in (reads.asked[number], reads.answers[number]) = (nil, nil) } }
-        try await opening.holding(until: deadline) {
-            guard current.withLock({ $0 }) == nil else { return }
-            _ = try await BlockingExecutor.run(until: deadline) { call in
-                let service = try self.open(call)
-                let asked = self.startupReads.withLock { reads in
-                    defer { reads.asked = [:] }
-                    return Array(reads.asked)
-                }
-                let answers = batch(asked.map(\.value), service, call)
-                self.startupReads.withLock { reads in
-                    for (number, answer) in zip(asked.map(\.key), answers) { reads.answers[number] = answer }
-                }
+        defer {
+            startupReads.withLock { reads in
+                reads.asked[number] = nil
+                reads.waiting.remove(number)
+                reads.answers[number] = nil
+            }
+        }
+        try await openIfNeeded(until: deadline) { service, call in
+            let asked = self.startupReads.withLock { reads in
+                defer { reads.asked = [:] }
+                return Array(reads.asked)
+            }
+            let answers = batch(asked.map(\.value), service, call)
+            self.startupReads.withLock { reads in
+                for (number, answer) in zip(asked.map(\.key), answers) where reads.waiting.contains(number) { reads.answers[number] = answer }
             }
         }
         return startupReads.withLock { $0.answers[number] }
