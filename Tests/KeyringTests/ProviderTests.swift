@@ -30,6 +30,11 @@ struct ProviderTests {
             #expect(await keyringError { try await client.secret(matching: attributes) } == locked)
             #expect(await keyringError { try await keyring.client().secret(matching: attributes) } == locked)
             #expect(await keyringError { try await keyring.client().secret(matching: uniqueAttributes("never stored")) } == locked)
+            // At a process's start the reads asked for while the session opens share one lookup: the same answers.
+            KeyringClient.closeConnections(to: .address(keyring.address))
+            async let stored = keyringError { try await keyring.client().secret(matching: attributes) }
+            async let never = keyringError { try await keyring.client().secret(matching: uniqueAttributes("never stored")) }
+            #expect(await [stored, never] == [locked, locked])
             #expect(await keyringError {
                 try await keyring.client().secret(matching: attributes, orStore: {
                     Issue.record("must not make a secret while the keyring is locked")

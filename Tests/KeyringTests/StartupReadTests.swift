@@ -4,7 +4,7 @@ import Keyring
 import Testing
 
 /// The reads a process asks for while its session opens (an identity's, its key's, its attestation's) share one
-/// lookup; each still gets the answer its own read would have.
+/// lookup; each still gets the answer its own read would have. In a locked keyring: `ProviderTests`.
 @Suite("Reads asked for while the session opens")
 struct StartupReadTests {
     @Test("Each gets its own answer: its secret, an empty secret, definitely none", arguments: SecretServiceProvider.all)
@@ -29,17 +29,4 @@ struct StartupReadTests {
         }
     }
 
-    @Test("In a locked collection none reads as absent: each throws .locked, never waiting on a prompt")
-    func lockedAtOpening() async throws {
-        try await PrivateKeyring.with { keyring in
-            let client = keyring.client(unlockPolicy: .nonInteractive)
-            let stored = uniqueAttributes("stored")
-            try await client.store(KeyringSecret(utf8: "the identity"), label: "identity", attributes: stored)
-            try await client.lock(.default)
-            KeyringClient.closeConnections(to: .address(keyring.address))
-            async let present = keyringError { try await client.secret(matching: stored) }
-            async let absent = keyringError { try await client.secret(matching: uniqueAttributes("never stored")) }
-            #expect(await [present, absent] == [.locked(collection: "login"), .locked(collection: "login")])
-        }
-    }
 }

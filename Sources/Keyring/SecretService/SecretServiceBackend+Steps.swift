@@ -77,22 +77,16 @@ extension SecretServiceBackend {
         }
     }
 
-    /// The secrets of `queries` as far as they can be read without prompting or looking twice, in their order: a
-    /// query with a match in an unlocked collection is read (the oldest match), one the service definitely has no
-    /// match for answers `nil` in its answer; any other (a locked or hiding collection, an item gone or empty
-    /// meanwhile, a failed call) is left unanswered (`nil`), for its own read.
-    func answersWithoutPrompting(
-        _ queries: [KeyringAttributes], _ connection: SecretServiceConnection, _ call: KeyringCall
-    ) -> [StartupAnswer?] {
-        guard let found = try? matches(queries, connection, call) else { return queries.map { _ in nil } }
-        return zip(queries, found).map { attributes, found in
-            if found.isDefinitelyEmpty { return StartupAnswer(secret: nil) }
-            guard !found.unlocked.isEmpty,
-                  let path = try? (found.unlocked.count == 1 ? found.unlocked[0] : oldest(of: found.unlocked, connection, call)),
-                  let secret = try? connection.item(path).secret(call), secret.count > 0 else { return nil }
+    /// One lookup of all `queries`, without prompting: remembers the item each query with a match in an unlocked
+    /// collection resolves to (the oldest match), for its own read, and returns whether the service definitely has no
+    /// match for each. A failed lookup tells nothing (all `false`): each query then reads as usual.
+    func definitelyAbsentWithoutPrompting(_ queries: [KeyringAttributes], _ connection: SecretServiceConnection, _ call: KeyringCall) -> [Bool] {
+        guard let found = try? matches(queries, connection, call) else { return queries.map { _ in false } }
+        for (attributes, found) in zip(queries, found) where !found.unlocked.isEmpty {
+            let path = try? (found.unlocked.count == 1 ? found.unlocked[0] : oldest(of: found.unlocked, connection, call))
             connection.setResolvedPath(path, for: attributes)
-            return StartupAnswer(secret: secret)
         }
+        return found.map(\.isDefinitelyEmpty)
     }
 
     /// Reads what `found` says `attributes` address.

@@ -24,14 +24,14 @@ struct SecretServiceBackend: KeyringBackend {
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
-        if let secret = try await sessions.quickRead(attributes, until: deadline) { return secret }
-        // At a process's start: read together with the other reads asked for while the session opens.
+        // At a process's start, the reads asked for while the session opens share one lookup.
         let backend = self
-        if let answer = try await sessions.readAtOpening(attributes, until: deadline, batch: { queries, connection, call in
-            backend.answersWithoutPrompting(queries, connection, call)
+        if try await sessions.isDefinitelyAbsentAtOpening(attributes, until: deadline, lookUp: { queries, connection, call in
+            backend.definitelyAbsentWithoutPrompting(queries, connection, call)
         }) {
-            return answer.secret
+            return nil
         }
+        if let secret = try await sessions.quickRead(attributes, until: deadline) { return secret }
         return try await perform { connection, call in try read(attributes, connection, call) }
     }
 

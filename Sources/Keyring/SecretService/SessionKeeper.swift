@@ -41,16 +41,17 @@ final class SessionKeeper: Sendable {
     /// Orders the first opening: calls that start together (an identity's read and its key's prefetch) share one
     /// connection and one session instead of each opening its own.
     private let opening = AsyncLock()
-    /// The reads asked for while the session opens, and the answers the opener found them (see ``readAtOpening(_:until:batch:)``).
+    /// The reads asked for while the session opens, and which of them the opener's lookup found definitely absent
+    /// (see ``isDefinitelyAbsentAtOpening(_:until:lookUp:)``).
     private let startupReads = Locked(StartupReads())
 
-    /// Reads waiting for the opening, by number: those the opener has yet to take, those still waiting (an asker that
-    /// gave up is not answered: no secret outlives its asker here), and what the opener's batch answered.
+    /// Reads waiting for the opening, by number: those the opener has yet to take, those still waiting, and those its
+    /// lookup found definitely absent.
     private struct StartupReads {
         var count = 0
         var asked: [Int: KeyringAttributes] = [:]
         var waiting: Set<Int> = []
-        var answers: [Int: StartupAnswer] = [:]
+        var absent: Set<Int> = []
     }
 
     private init(bus: BusAddress, transport: SecretTransport) {
@@ -87,16 +88,18 @@ final class SessionKeeper: Sendable {
         }
     }
 
-    /// A read asked for before this process's session is open, answered with the others asked meanwhile: it waits for
-    /// the opening as any call does (until `deadline`, or its task's cancellation), and the opener, once the session is
-    /// open, hands every query asked by then to `batch` together (one lookup of the collections and their lock
-    /// states for all: an identity's read, its key's and its attestation's at a process's start). `nil` when the
-    /// session was open already or the batch left this query unanswered: the caller reads it as usual then.
-    nonisolated(nonsending) func readAtOpening(
+    /// For a read asked for before this process's session is open: whether the service definitely has no match, as
+    /// one lookup of every read asked for by then found it. The read waits for the opening as any call does (until
+    /// `deadline`, or its task's cancellation); the opener, once the session is open, hands the queries to `lookUp`
+    /// together (the collections and their lock states asked once for an identity's read, its key's and its
+    /// attestation's at a process's start), which remembers the item each query resolves to and returns the ones
+    /// definitely absent. `false` when the session was open already or the lookup could not tell: the caller reads
+    /// as usual then, from the resolved item when there is one. No secret is read here: each caller reads its own.
+    nonisolated(nonsending) func isDefinitelyAbsentAtOpening(
         _ attributes: KeyringAttributes, until deadline: Deadline,
-        batch: @escaping @Sendable ([KeyringAttributes], SecretServiceConnection, KeyringCall) -> [StartupAnswer?]
-    ) async throws -> StartupAnswer? {
-        guard current.withLock({ $0 }) == nil else { return nil }
+        lookUp: @escaping @Sendable ([KeyringAttributes], SecretServiceConnection, KeyringCall) -> [Bool]
+    ) async throws -> Bool {
+        guard current.withLock({ $0 }) == nil else { return false }
         let number = startupReads.withLock { reads in
             reads.count += 1
             reads.asked[reads.count] = attributes
@@ -107,7 +110,7 @@ final class SessionKeeper: Sendable {
             startupReads.withLock { reads in
                 reads.asked[number] = nil
                 reads.waiting.remove(number)
-                reads.answers[number] = nil
+                reads.absent.remove(number)
             }
         }
         try await openIfNeeded(until: deadline) { service, call in
@@ -115,12 +118,12 @@ final class SessionKeeper: Sendable {
                 defer { reads.asked = [:] }
                 return Array(reads.asked)
             }
-            let answers = batch(asked.map(\.value), service, call)
+            let absent = lookUp(asked.map(\.value), service, call)
             self.startupReads.withLock { reads in
-                for (number, answer) in zip(asked.map(\.key), answers) where reads.waiting.contains(number) { reads.answers[number] = answer }
+                for (number, absent) in zip(asked.map(\.key), absent) where absent && reads.waiting.contains(number) { reads.absent.insert(number) }
             }
         }
-        return startupReads.withLock { $0.answers[number] }
+        return startupReads.withLock { $0.absent.contains(number) }
     }
 
     /// The non-blocking read of an item a query already resolved to, when this connection is open and plain;
@@ -162,9 +165,4 @@ final class SessionKeeper: Sendable {
             return opened
         }
     }
-}
-
-/// What a read at the session's opening found: the secret, or `nil` when the service definitely has no match.
-struct StartupAnswer: Sendable {
-    let secret: KeyringSecret?
 }
