@@ -24,7 +24,9 @@ struct SecretServiceBackend: KeyringBackend {
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
         // The steady state: one non-blocking GetSecret on the item this query resolved to before.
-        // At a process's start, the reads asked for while the session opens share one lookup.
+        if let secret = try await sessions.quickRead(attributes, until: deadline) { return secret }
+        // At a process's start, the reads asked for while the session opens share one lookup; each then reads the
+        // item it resolved to.
         let backend = self
         if try await sessions.isDefinitelyAbsentAtOpening(attributes, until: deadline, lookUp: { queries, connection, call in
             backend.definitelyAbsentWithoutPrompting(queries, connection, call)
