@@ -53,17 +53,31 @@ public struct DeviceCheckDevice: Sendable {
         async let prefetched: KeptAttestation = prefetching ? .read(await identifier.keptAttestation()) : .unread
         let identity = try await identifier.identity()
         guard let key = identity.publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
-        let algorithm = algorithm ?? key.keyType.defaultSignatureAlgorithm
+        let kept = await prefetched
+        // The TPM loads the key while a kept attestation is checked and sealed. The load is awaited on every way out
+        // (no TPM work of a token outlives it) and before a new attestation is made (a TPM reached without a resource
+        // manager serves one connection at a time).
+        let keyLoad: Task<Void, Never>? = if case .read(_?) = kept { Task { await identifier.loadTPMKey() } } else { nil }
+        do {
+            return try await token(of: key, algorithm ?? key.keyType.defaultSignatureAlgorithm, attestation, kept: kept, keyLoad: keyLoad)
+        } catch {
+            await keyLoad?.value
+            throw error
+        }
+    }
+
+    private func token(
+        of key: DevicePublicKey, _ algorithm: SignatureAlgorithm, _ attestation: TPMAttestationPolicy, kept: KeptAttestation,
+        keyLoad: Task<Void, Never>?
+    ) async throws -> DeviceCheckToken {
         let issued = Int(Date().timeIntervalSince1970)
         // 128 bits from getrandom(2): the token's id, no key. A TPM-held key's token then never sets up OpenSSL's
         // generator (about a millisecond in a new process); a keyring key's signature sets it up anyway.
         var random = SystemRandomNumberGenerator()
         let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
-        // A TPM-held key is loaded into the TPM while its attestation is checked and sealed.
-        async let keyLoaded: Void = prefetching ? identifier.loadTPMKey() : ()
         var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
         if attestation != .omitted {
-            switch try await self.attestation(of: key, kept: await prefetched) {
+            switch try await self.attestation(of: key, kept: kept, keyLoad: keyLoad) {
             case .success(let made): attested = made
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
@@ -75,7 +89,8 @@ public struct DeviceCheckDevice: Sendable {
             alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tps: sealed?.base64URLEncoded, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
             aud: team, exp: issued + DeviceToken.lifetime, iat: issued, jti: Data(tokenID).base64URLEncoded))
-        await keyLoaded
+        await keyLoad?.value
+        let identifier = identifier
         let bytes = try await CompactJWS.signed(header: header, payload: payload) { signingInput in
             try await identifier.sign(signingInput, algorithm: algorithm, encoding: .raw)
         }
@@ -129,9 +144,11 @@ public struct DeviceCheckDevice: Sendable {
     }
 
     /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (read
-    /// now when `kept` was not) when it is of this key, else one made now over the key itself and kept, so that later
-    /// tokens cost one signature.
-    private func attestation(of key: DevicePublicKey, kept: KeptAttestation) async throws -> Result<TPMAttestation, NoAttestation> {
+    /// now when `kept` was not) when it is of this key, else one made now over the key itself (once `keyLoad` is done)
+    /// and kept, so that later tokens cost one signature.
+    private func attestation(
+        of key: DevicePublicKey, kept: KeptAttestation, keyLoad: Task<Void, Never>?
+    ) async throws -> Result<TPMAttestation, NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
         guard attestationRecipient != nil else { return .failure(.noRecipient) }
         var bytes: Data?
@@ -142,6 +159,7 @@ public struct DeviceCheckDevice: Sendable {
         if let kept = bytes.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
             return .success(kept)
         }
+        await keyLoad?.value
         do {
             let nonce = TPMAttestation.keyBinding(of: key)
             let made = TPMAttestation(try await identifier.onTPM { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })

@@ -26,6 +26,29 @@ struct RoundTripTests {
         }
     }
 
+    @Test("Reads asked for while the session opens (they share one lookup) each get their own answer: a secret, an empty one, none",
+          arguments: SecretServiceProvider.all)
+    func readsAtOpening(provider: SecretServiceProvider) async throws {
+        try await PrivateKeyring.with(on: provider) { keyring in
+            let client = keyring.client()
+            let (first, second, empty, absent) = (uniqueAttributes("first"), uniqueAttributes("second"), uniqueAttributes("empty"), uniqueAttributes("absent"))
+            try await client.store(KeyringSecret(utf8: "one"), label: "startup", attributes: first)
+            try await client.store(KeyringSecret(utf8: "two"), label: "startup", attributes: second)
+            try await client.store(KeyringSecret([]), label: "startup", attributes: empty)
+            // A new session, as at a process's start: the four reads wait for its opening together.
+            KeyringClient.closeConnections(to: .address(keyring.address))
+            async let one = client.secret(matching: first)
+            async let two = client.secret(matching: second)
+            async let blank = client.secret(matching: empty)
+            async let nothing = client.secret(matching: absent)
+            let answers = try await [one, two, blank, nothing]
+            #expect(answers[0]?.utf8String == "one")
+            #expect(answers[1]?.utf8String == "two")
+            #expect(answers[2] == KeyringSecret([]))
+            #expect(answers[3] == nil)
+        }
+    }
+
     @Test("Unicode labels and attribute values are kept exactly", arguments: SecretServiceProvider.all)
     func unicode(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
