@@ -83,7 +83,7 @@ extension SecretServiceBackend {
     func definitelyAbsentWithoutPrompting(_ queries: [KeyringAttributes], _ connection: SecretServiceConnection, _ call: KeyringCall) -> [Bool] {
         guard let found = try? matches(queries, connection, call) else { return queries.map { _ in false } }
         for (attributes, found) in zip(queries, found) where !found.unlocked.isEmpty {
-            let path = try? (found.unlocked.count == 1 ? found.unlocked[0] : oldest(of: found.unlocked, connection, call))
+            let path = try? oldest(of: found.unlocked, connection, call)
             connection.setResolvedPath(path, for: attributes)
         }
         return found.map(\.isDefinitelyEmpty)
@@ -99,7 +99,7 @@ extension SecretServiceBackend {
             try unlockOrThrow(found.unknown, connection, call)
             return .lookAgain
         }
-        let path = try candidates.count == 1 ? candidates[0] : oldest(of: candidates, connection, call)
+        let path = try oldest(of: candidates, connection, call)
         guard let secret = try readSecret(at: path, lockedKnown: found.unlocked.isEmpty, connection, call) else { return .lookAgain }
         connection.setResolvedPath(path, for: attributes)
         return .done(secret)
@@ -116,8 +116,10 @@ extension SecretServiceBackend {
         }.sorted(by: KeyringItem.oldestFirst)
     }
 
+    /// The oldest of `paths` (at least one), by the documented rule; a lone path without asking.
     private func oldest(of paths: [String], _ connection: SecretServiceConnection, _ call: KeyringCall) throws -> String {
-        try items(at: paths, connection, call).first?.id ?? paths[0]
+        guard paths.count > 1 else { return paths[0] }
+        return try items(at: paths, connection, call).first?.id ?? paths[0]
     }
 
     /// Stores `secret` as a new item in `collection`, then removes the items there that `attributes` addressed
