@@ -50,15 +50,15 @@ let package = Package(
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
         // The TPM's story beyond OpenSSL, behind `package` API: every call of the TPM Software Stack's ESAPI
         // (endorsement certificates, attestation keys, TPM2_Certify, credential activation: what OpenSSL's tpm2
-        // provider does not do). The provider itself, and keys sealed to the TPM through it, being OpenSSL, are
-        // OpenSSLSupport's (`TPM`, `TPMSealedKey`): so only DeviceCheck links the TPM Software Stack.
+        // provider does not do), and data sealed as libsecret's keyring file seals its password. The provider itself, and
+        // keys sealed to the TPM through it, being OpenSSL, are OpenSSLSupport's (`TPM`, `TPMSealedKey`).
         .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
 
         // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in
         // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
         .target(name: "Threading"),
-        // Layer 1: the Secret Service, told truthfully.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")]),
+        // Layer 1: the Secret Service, told truthfully; where none runs, libsecret's keyring file sealed to the TPM.
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
         // What a server links to check a device, and nothing of the desktop: device public keys and their signatures,

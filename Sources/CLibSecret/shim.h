@@ -38,4 +38,18 @@ deviceid_file_backend_new_async (GType type, GCancellable *cancellable, GAsyncRe
                                 NULL);
 }
 
+/*
+ * Loads the keyring file at `file` with `password` into a new instance of libsecret's file collection (`type` is its
+ * GType, looked up at run time): what its file backend does outside a sandbox with the password its TPM unsealed.
+ */
+static inline void
+deviceid_file_collection_new_async (GType type, GFile *file, SecretValue *password, GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer data)
+{
+    g_async_initable_new_async (type, G_PRIORITY_DEFAULT, cancellable, callback, data,
+                                "file", file,
+                                "password", password,
+                                NULL);
+}
+
 #endif

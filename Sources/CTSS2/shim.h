@@ -253,4 +253,69 @@ static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS
     return rc;
 }
 
+/* libsecret's keyring file (egg/egg-tpm2.c) seals its password under this primary key, made again from the owner
+ * seed each time: an RSA-2048 storage key of its own template. The same template makes the same key, so what one
+ * seals the other unseals. */
+static inline TSS2_RC deviceid_tss_create_keyring_parent(ESYS_CONTEXT *esys, ESYS_TR *parent) {
+    const TPM2B_PUBLIC template = { .publicArea = {
+        .type = TPM2_ALG_RSA, .nameAlg = TPM2_ALG_SHA256,
+        .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT |
+                            TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN,
+        .parameters.rsaDetail = {
+            .symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB },
+            .scheme = { .scheme = TPM2_ALG_NULL }, .keyBits = 2048, .exponent = 0 } } };
+    return deviceid_tss_create_primary(esys, ESYS_TR_RH_OWNER, &template, parent, NULL, 0, NULL);
+}
+
+/* Seals `data` under `parent` as libsecret's keyring file does: a keyed-hash data object with no scheme and an empty
+ * password. `private` and `public` receive the marshaled TPM2B_PRIVATE and TPM2B_PUBLIC. */
+static inline TSS2_RC deviceid_tss_seal(ESYS_CONTEXT *esys, ESYS_TR parent, const uint8_t *data, size_t dataLength,
+                                        uint8_t *private, size_t privateCapacity, size_t *privateLength,
+                                        uint8_t *public, size_t publicCapacity, size_t *publicLength) {
+    TPM2B_SENSITIVE_CREATE sensitive = { 0 };
+    if (dataLength > sizeof(sensitive.sensitive.data.buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    memcpy(sensitive.sensitive.data.buffer, data, dataLength);
+    sensitive.sensitive.data.size = (UINT16)dataLength;
+    const TPM2B_PUBLIC template = { .publicArea = {
+        .type = TPM2_ALG_KEYEDHASH, .nameAlg = TPM2_ALG_SHA256,
+        .objectAttributes = TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT,
+        .parameters.keyedHashDetail.scheme = { .scheme = TPM2_ALG_NULL, .details.hmac.hashAlg = TPM2_ALG_SHA256 } } };
+    const TPM2B_DATA outside = { 0 };
+    const TPML_PCR_SELECTION pcrs = { 0 };
+    TPM2B_PRIVATE *sealed = NULL;
+    TPM2B_PUBLIC *made = NULL;
+    TSS2_RC rc = Esys_Create(esys, parent, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
+                             &pcrs, &sealed, &made, NULL, NULL, NULL);
+    memset(&sensitive, 0, sizeof(sensitive));
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    size_t offset = 0;
+    rc = Tss2_MU_TPM2B_PRIVATE_Marshal(sealed, private, privateCapacity, &offset);
+    *privateLength = offset;
+    offset = 0;
+    if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PUBLIC_Marshal(made, public, publicCapacity, &offset);
+    *publicLength = offset;
+    Esys_Free(sealed);
+    Esys_Free(made);
+    return rc;
+}
+
+/* Unseals what deviceid_tss_seal (or libsecret) sealed under `parent`. `data` receives the sealed bytes; the caller
+ * wipes it. */
+static inline TSS2_RC deviceid_tss_unseal(ESYS_CONTEXT *esys, ESYS_TR parent, const uint8_t *private, size_t privateLength,
+                                          const uint8_t *public, size_t publicLength,
+                                          uint8_t *data, size_t capacity, size_t *length) {
+    ESYS_TR object = ESYS_TR_NONE;
+    TSS2_RC rc = deviceid_tss_load(esys, parent, public, publicLength, private, privateLength, &object);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_SENSITIVE_DATA *unsealed = NULL;
+    rc = Esys_Unseal(esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &unsealed);
+    Esys_FlushContext(esys, object);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    if (unsealed->size > capacity) rc = TSS2_ESYS_RC_INSUFFICIENT_BUFFER;
+    else { memcpy(data, unsealed->buffer, unsealed->size); *length = unsealed->size; }
+    memset(unsealed->buffer, 0, sizeof(unsealed->buffer));
+    Esys_Free(unsealed);
+    return rc;
+}
+
 #endif

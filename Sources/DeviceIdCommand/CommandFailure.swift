@@ -103,7 +103,8 @@ struct CommandFailure: Error {
 
     private static func status(for error: KeyringError) -> ExitStatus {
         switch error {
-        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable: .unavailable
+        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable, .tpmUnavailable:
+            .unavailable
         case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: .tryAgain
         case .invalidItemData, .keyringFileUnusable, .notMoved: .dataError
         case .invalidAttributes: .usage

@@ -45,7 +45,10 @@ struct KeyringOptions: ParsableArguments {
             // A call that ran out of time may say so in its own way (a Secret portal that never answers is
             // `portalUnavailable`): once the deadline has passed, the command reports that it did, unless the TPM is
             // what did not answer.
-            let tpm = if case DeviceIdentifierError.tpmUnavailable = error { true } else { false }
+            let tpm = switch (error as? DeviceIdentifierError, CommandFailure.keyringError(in: error)) {
+            case (.tpmUnavailable, _), (_, .tpmUnavailable): true
+            default: false
+            }
             throw CommandFailure(deadline.hasPassed && !tpm ? deadline.timedOut : error, context: .init(
                 accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
         }

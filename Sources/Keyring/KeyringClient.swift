@@ -34,7 +34,7 @@ public struct KeyringClient: Sendable {
 
     let sessions: SessionKeeper
     /// The sandbox's keyring file, when this client keeps items there.
-    var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.sandbox : nil }
+    var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.shared : nil }
 
     /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
     func service(until deadline: Deadline) -> SecretServiceBackend {

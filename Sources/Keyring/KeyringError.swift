@@ -35,6 +35,9 @@ public enum KeyringError: Error, Sendable, Hashable {
     /// The app's keyring file (inside a sandbox), or the folder holding it, cannot be reached: the folder is read-only,
     /// not this user's, not a folder, or the disk is full (the detail says which, and what to do). Nothing was changed.
     case keyringFileInaccessible(path: String, detail: String)
+    /// The keyring file outside a sandbox keeps its password sealed to this machine's TPM, and the TPM cannot be used:
+    /// there is none, this user may not open it, or it does not work (the detail says which). Nothing was changed.
+    case tpmUnavailable(String)
     /// Inside a sandbox, the host's Secret Service still holds items this app kept there before it used its keyring
     /// file (the detail says which); nothing was created. Move them once with
     /// ``KeyringClient/moveToKeyringFile(matching:)``.
@@ -88,6 +91,10 @@ extension KeyringError: CustomStringConvertible {
                 + "may come back, since moving it aside loses its items"
         case .keyringFileInaccessible(let path, let detail):
             "the keyring file \(path) cannot be reached: \(detail); nothing in it was changed"
+        case .tpmUnavailable(let detail):
+            "the keyring file's password is sealed to this machine's TPM, which cannot be used (\(detail)); give this user the TPM "
+                + "(/dev/tpmrm0 belongs to the group tss), or name one in TCTI; or keep items in a Secret Service instead "
+                + "(start GNOME Keyring, KWallet or KeePassXC, and leave SECRET_BACKEND unset); nothing was changed"
         case .notMoved(let detail):
             "\(detail), while this sandboxed app keeps its items in its keyring file; nothing was created: move them into the "
                 + "file once with KeyringClient.moveToKeyringFile(matching:), which keeps the host's copies until the file holds them"

@@ -5,9 +5,9 @@ import FoundationEssentials
 import Glibc
 import Logging
 
-/// The keyring file libsecret keeps for a sandboxed app — `$XDG_DATA_HOME/keyrings/default.keyring`, its key from
-/// the Secret portal — read and written through libsecret's own file backend, so its items are shared with any
-/// libsecret code in the app.
+/// The keyring file libsecret keeps — `$XDG_DATA_HOME/keyrings/default.keyring` — for a sandboxed app, its key from
+/// the Secret portal, or outside a sandbox, its password sealed to this machine's TPM (``SealedKeyringPassword``): read
+/// and written through libsecret's own code, so its items are shared with any libsecret code that uses the file.
 ///
 /// libsecret loads the file once per process and never again; this reads it through instances of its own and
 /// loads a new one whenever the file changed since (another process, or libsecret's process-wide instance,
@@ -23,10 +23,22 @@ final class KeyringFile: Sendable {
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
 
-    private init(path: String) { self.path = path }
+    /// The password sealed to the TPM, outside a sandbox; `nil` where libsecret's file backend finds the key itself (the
+    /// Secret portal's, or its test password).
+    let sealedPassword: SealedKeyringPassword?
 
-    /// The sandbox's keyring file, where libsecret keeps it (``defaultPath``), shared by this process's clients.
-    static let sandbox = KeyringFile(path: defaultPath)
+    private init(path: String, sealedPassword: SealedKeyringPassword?) {
+        self.path = path
+        self.sealedPassword = sealedPassword
+    }
+
+    /// The keyring file where libsecret keeps it (``defaultPath``), shared by this process's clients: its key from the
+    /// Secret portal in a sandbox (or `SECRET_FILE_TEST_PASSWORD`, libsecret's test password, when set), else sealed to
+    /// the TPM.
+    static let shared: KeyringFile = {
+        let usesLibsecretKey = SandboxDetection.isSandboxed() || ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"].map { !$0.isEmpty } == true
+        return KeyringFile(path: defaultPath, sealedPassword: usesLibsecretKey ? nil : SealedKeyringPassword(keyringPath: defaultPath))
+    }()
 
     /// Where libsecret keeps the file: `$SECRET_FILE_TEST_PATH` when set, else `keyrings/default.keyring` in
     /// the user's data directory (inside Flatpak, the app's own).
@@ -127,8 +139,11 @@ final class KeyringFile: Sendable {
         }
     }
 
-    /// Lets go of the loaded file and its key; the next call loads it again, with the key from the portal.
-    func forget() { loaded.withLock { $0 = nil } }
+    /// Lets go of the loaded file and its key; the next call loads it again, with the key from the portal or the TPM.
+    func forget() {
+        loaded.withLock { $0 = nil }
+        sealedPassword?.forget()
+    }
 
     /// The ``KeyringItem/id`` of the file's item with `attributes`: the file's URI and a digest of the
     /// attributes, which tell its items apart (a store replaces the item with the same attributes).
@@ -214,7 +229,8 @@ final class KeyringFile: Sendable {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
             try KeyringFileFormat.check(path)
-            let backend = try LibsecretFileBackend(loading: path, state: before, call)
+            let password = try sealedPassword?.password(keyringExists: before != nil, call)
+            let backend = try LibsecretFileBackend(loading: path, state: before, password: password, call)
             if try FileState(of: path) == before { return backend }
             try call.checkCancellation()
         }

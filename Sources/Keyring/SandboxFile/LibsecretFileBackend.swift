@@ -2,42 +2,59 @@ import CLibSecret
 import Glibc
 import Logging
 
-/// An instance of libsecret's own file backend that this library made — never libsecret's process-wide one,
-/// which loads the file once and never looks at it again — and the state of the file it holds.
+/// An instance of libsecret's keyring file that this library made — never libsecret's process-wide one, which loads
+/// the file once and never looks at it again — and the state of the file it holds: libsecret's own file backend, which
+/// finds the file's key itself (the Secret portal's, or its test password), or, outside a sandbox, the file collection
+/// that backend keeps, given the password the TPM unsealed.
 ///
 /// Used by one thread at a time: ``KeyringFile`` keeps it in a mutex and calls it only while holding that.
 /// Blocking: call on worker threads.
 final class LibsecretFileBackend: @unchecked Sendable {
-    private let backend: OpaquePointer
-    private let interface: UnsafeMutablePointer<SecretBackendInterface>
+    private enum Instance {
+        /// libsecret's file backend, and its interface.
+        case backend(OpaquePointer, UnsafeMutablePointer<SecretBackendInterface>)
+        /// The file collection, loaded with a password given.
+        case collection(OpaquePointer, FileCollection)
+    }
+
+    private let instance: Instance
     /// The file as this instance loaded it; `nil` when there was none.
     let state: FileState?
     /// Set once this instance has written the file: another writer may have replaced it between the rename and
     /// any look at it, so what this instance holds is no longer known to be the file.
     var hasWritten = false
 
-    /// Loads the keyring file, in the state `state` (taken just before), in a new instance, with its key from the
-    /// Secret portal (or libsecret's test password). Failures are marked as failures to open `path`.
-    init(loading path: String, state: FileState?, _ call: KeyringCall) throws {
-        guard let type = Self.type else {
-            throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
-        }
+    /// Loads the keyring file, in the state `state` (taken just before), in a new instance: of libsecret's file backend,
+    /// with its key from the Secret portal (or libsecret's test password), when `password` is `nil`; else of its file
+    /// collection, opened with `password`. Failures are marked as failures to open `path`.
+    init(loading path: String, state: FileState?, password: KeyringSecret?, _ call: KeyringCall) throws {
         call.armDeadline()
-        let object: UnsafeMutablePointer<GObject>
         self.state = state
         do {
-            object = try Self.start(type, call)
+            if let password {
+                guard let collection = FileCollection.shared else {
+                    throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret does not export its file collection")
+                }
+                instance = .collection(try collection.load(path, password, call), collection)
+            } else {
+                guard let type = Self.type else {
+                    throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
+                }
+                let object = try Self.start(type, call)
+                instance = .backend(OpaquePointer(object), g_type_interface_peek(object.pointee.g_type_instance.g_class, secret_backend_get_type())
+                    .assumingMemoryBound(to: SecretBackendInterface.self))
+            }
         } catch var failure as GLibFailure {
             failure.keyringFile = (path, true)
             throw failure
         }
-        backend = OpaquePointer(object)
-        interface = g_type_interface_peek(object.pointee.g_type_instance.g_class, secret_backend_get_type())
-            .assumingMemoryBound(to: SecretBackendInterface.self)
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(backend)) }
-
+    deinit {
+        switch instance {
+        case .backend(let object, _), .collection(let object, _): g_object_unref(UnsafeMutableRawPointer(object))
+        }
+    }
     /// Starts an instance of `type`, again (a few times at most) when the Secret portal's answer went missing
     /// (see ``PortalResponseWatch``). The start is abandoned, never cancelled (see ``GLibCallCancellation``).
     private static func start(_ type: GType, _ call: KeyringCall) throws -> UnsafeMutablePointer<GObject> {
@@ -82,9 +99,14 @@ final class LibsecretFileBackend: @unchecked Sendable {
         _ attributes: KeyringAttributes, _ call: KeyringCall, _ body: ([FileItem]) throws -> Result
     ) throws -> Result {
         let found = try withHashTable(attributes) { table in
-            try awaitGLib(call, .cancels, { cancellable, callback, data in
-                interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, cancellable, callback, data)
-            }, finish: { _, result in try gCall { interface.pointee.search_finish(backend, result, $0) } })
+            switch instance {
+            case .backend(let backend, let interface):
+                try awaitGLib(call, .cancels, { cancellable, callback, data in
+                    interface.pointee.search(backend, nil, table, SECRET_SEARCH_ALL, cancellable, callback, data)
+                }, finish: { _, result in try gCall { interface.pointee.search_finish(backend, result, $0) } })
+            case .collection(let collection, let functions):
+                try functions.search(collection, table)
+            }
         }
         defer { g_list_free_full(found, g_object_unref) }
         var items: [FileItem] = []
@@ -116,9 +138,15 @@ final class LibsecretFileBackend: @unchecked Sendable {
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         hasWritten = true
         try withHashTable(attributes) { table in
-            _ = try awaitGLib(call, .cancels, { cancellable, callback, data in
-                interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, cancellable, callback, data)
-            }, finish: { _, result in try gCall { interface.pointee.store_finish(backend, result, $0) } })
+            switch instance {
+            case .backend(let backend, let interface):
+                _ = try awaitGLib(call, .cancels, { cancellable, callback, data in
+                    interface.pointee.store(backend, nil, table, SECRET_COLLECTION_DEFAULT, label, value, cancellable, callback, data)
+                }, finish: { _, result in try gCall { interface.pointee.store_finish(backend, result, $0) } })
+            case .collection(let collection, let functions):
+                _ = try gCall { functions.replace(collection, table, label, value, $0) }
+                try functions.write(collection, call)
+            }
         }
     }
 
@@ -127,9 +155,17 @@ final class LibsecretFileBackend: @unchecked Sendable {
     func clear(_ attributes: KeyringAttributes, _ call: KeyringCall) throws -> Bool {
         hasWritten = true
         return try withHashTable(attributes) { table in
-            try awaitGLib(call, .cancels, { cancellable, callback, data in
-                interface.pointee.clear(backend, nil, table, cancellable, callback, data)
-            }, finish: { _, result in try gCall { interface.pointee.clear_finish(backend, result, $0) } }) != 0
+            switch instance {
+            case .backend(let backend, let interface):
+                return try awaitGLib(call, .cancels, { cancellable, callback, data in
+                    interface.pointee.clear(backend, nil, table, cancellable, callback, data)
+                }, finish: { _, result in try gCall { interface.pointee.clear_finish(backend, result, $0) } }) != 0
+            case .collection(let collection, let functions):
+                // Nothing removed, nothing to write.
+                guard try gCall({ functions.clear(collection, table, $0) }) != 0 else { return false }
+                try functions.write(collection, call)
+                return true
+            }
         }
     }
 

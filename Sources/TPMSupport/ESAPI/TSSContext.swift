@@ -3,18 +3,17 @@ import FoundationEssentials
 import Glibc
 import OpenSSLSupport
 
-/// One ESAPI context on the TPM that OpenSSL's `tpm2` provider uses (`TPM2OPENSSL_TCTI`, else `/dev/tpmrm0`), for
-/// the steps the provider does not offer. Both hold the TPM open at once, which a resource manager allows (the
-/// kernel's `/dev/tpmrm0`, or `tpm2-abrmd`). Every call blocks: use it from one worker thread, then let it go.
+/// One ESAPI context on a TPM: the one OpenSSL's `tpm2` provider uses (`TPM2OPENSSL_TCTI`, else `/dev/tpmrm0`), for
+/// the steps the provider does not offer — both hold the TPM open at once, which a resource manager allows (the
+/// kernel's `/dev/tpmrm0`, or `tpm2-abrmd`) — or the one a TCTI configuration names. Every call blocks: use it from one worker thread, then let it go.
 final class TSSContext {
     private let context: OpaquePointer
     /// Objects loaded by this context, flushed when it closes.
     private var loaded: [ESYS_TR] = []
 
-    /// Opens the TPM.
-    init() throws(TPMFailure) {
+    /// Opens the TPM that OpenSSL's provider uses: `TPM2OPENSSL_TCTI`, else the kernel's resource manager.
+    convenience init() throws(TPMFailure) {
         let configuration = getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }
-        if configuration == nil { try TPM.checkDevice() }
         // swtpm and the simulator serve one connection at a time, and the provider keeps its own open: a second one
         // would wait for ever (ESAPI's synchronous calls retry a timeout without end).
         if let configuration, ["swtpm", "mssim"].contains(where: configuration.hasPrefix) {
@@ -23,6 +22,13 @@ final class TSSContext {
                 reach the TPM through a resource manager (tpm2-abrmd, TPM2OPENSSL_TCTI=tabrmd:…) to attest keys
                 """))
         }
+        try self.init(tcti: configuration)
+    }
+
+    /// Opens the TPM that `configuration` names (a TCTI configuration: `tabrmd:…`, `device:/dev/tpmrm0`), or the
+    /// kernel's resource manager for `nil`.
+    init(tcti configuration: String?) throws(TPMFailure) {
+        if configuration == nil { try TPM.checkDevice() }
         var context: OpaquePointer?
         let code = configuration.withOptionalCString { deviceid_tss_open($0, &context) }
         guard code == TSS2_RC_SUCCESS, let context else {

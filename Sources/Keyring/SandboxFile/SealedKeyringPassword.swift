@@ -1,0 +1,199 @@
+import CLibSecret
+import FoundationEssentials
+import Glibc
+import OpenSSLSupport
+import Threading
+import TPMSupport
+
+/// The password of a keyring file outside a sandbox, sealed to this machine's TPM beside the file
+/// (`default.keyring.tpm2`), as libsecret built with its `tpm2` option keeps it (`egg/egg-tpm2.c`): the same file,
+/// read and written both ways. Unsealed once per process, and again after ``forget()``.
+///
+/// A new password is made only where neither the sealed password nor the keyring file exists, and published so that of
+/// processes racing to make one, all use the first. Blocking: call on worker threads, one at a time (``KeyringFile``'s turn).
+final class SealedKeyringPassword: Sendable {
+    /// The sealed password's file.
+    let path: String
+    /// The keyring file it opens.
+    private let keyringPath: String
+    private let unsealed = Locked<KeyringSecret?>(nil)
+
+    init(keyringPath: String) {
+        self.keyringPath = keyringPath
+        path = keyringPath + ".tpm2"
+    }
+
+    /// The TPM, as a TCTI configuration: `TCTI`, which libsecret reads; else `TPM2OPENSSL_TCTI`, which the library's
+    /// TPM-held keys use; else (`nil`) the kernel's resource manager, `/dev/tpmrm0`.
+    static var tcti: String? {
+        let environment = ProcessInfo.processInfo.environment
+        return [environment["TCTI"], environment["TPM2OPENSSL_TCTI"]].lazy.compactMap { $0 }.first { !$0.isEmpty }
+    }
+
+    /// The password; for a keyring file that does not exist yet (`keyringExists` false) and no sealed password either, a
+    /// new one, sealed and published now. The TPM's work is given up on when `call` is cancelled or reaches its deadline.
+    func password(keyringExists: Bool, _ call: KeyringCall) throws -> KeyringSecret {
+        if let password = unsealed.withLock({ $0 }) { return password }
+        let password: KeyringSecret
+        if let sealed = try read() {
+            password = try unseal(sealed, call)
+        } else if keyringExists {
+            // Another process may have just made both.
+            guard let sealed = try read() else {
+                throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
+                    its password, sealed to this machine's TPM, is missing (\(path)), and no other opens it; put that file \
+                    back if it was moved, or use the keyring that wrote the file
+                    """)
+            }
+            password = try unseal(sealed, call)
+        } else {
+            password = try makeAndPublish(call)
+        }
+        unsealed.withLock { $0 = password }
+        return password
+    }
+
+    /// Lets go of the unsealed password (wiped once no load holds it); the next load unseals it again.
+    func forget() { unsealed.withLock { $0 = nil } }
+
+    /// Whether the sealed password's file exists.
+    var exists: Bool { access(path, F_OK) == 0 }
+
+    private func unseal(_ sealed: SealedData, _ call: KeyringCall) throws -> KeyringSecret {
+        let tcti = Self.tcti
+        return try onTPM(call) { try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) } }
+    }
+
+    /// Makes a password, seals it, and publishes the sealed file unless another process published one first: then
+    /// that one is unsealed and used.
+    private func makeAndPublish(_ call: KeyringCall) throws -> KeyringSecret {
+        let tcti = Self.tcti
+        let (sealed, password) = try onTPM(call) {
+            try SealedData.sealingRandomBytes(count: Self.passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) }
+        }
+        try call.checkCancellation()
+        if try publish(Self.encode(sealed)) { return password }
+        guard let theirs = try read() else {
+            throw KeyringError.keptChanging("publication of the keyring file's sealed password")
+        }
+        return try unseal(theirs, call)
+    }
+
+    /// Runs TPM work on a thread of its own, given up on (left to finish in the background) once `call` is cancelled
+    /// or its deadline passes: a TPM that stops answering never holds the caller past it.
+    private func onTPM<Value: Sendable>(_ call: KeyringCall, _ work: @escaping @Sendable () throws -> Value) throws -> Value {
+        call.armDeadline()
+        try call.checkCancellation()
+        do {
+            guard let value = try WorkerThreads.wait(for: work, while: { (try? call.checkCancellation()) != nil }) else {
+                guard call.hasExpired else { throw KeyringError.cancelled }
+                throw KeyringError.tpmUnavailable("it did not answer within \(call.timeout): check that the TPM (or its resource manager) is running")
+            }
+            return value
+        } catch let failure as TPMFailure {
+            guard failure == .keyFromAnotherTPM else { throw KeyringError.tpmUnavailable(failure.description) }
+            throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
+                this machine's TPM cannot unseal its password (\(path)): it was sealed by another machine's TPM, or this TPM \
+                was cleared since
+                """)
+        }
+    }
+
+    /// The sealed password's file, checked whole; `nil` when there is none.
+    private func read() throws -> SealedData? {
+        let contents: Data
+        do {
+            guard let state = try FileState(of: path) else { return nil }
+            guard state.size <= Self.maximumFileSize else { throw Self.foreign(path, "it is \(state.size) bytes long") }
+            contents = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return nil
+        } catch let error as CocoaError {
+            throw KeyringError.keyringFileInaccessible(path: path, detail: "it cannot be read (\(error))")
+        }
+        return try Self.decode(contents, path: path)
+    }
+
+    /// Writes `contents` to a new file beside the final one and links it there, which fails when that name is taken;
+    /// whether this process's file is the one published.
+    private func publish(_ contents: Data) throws -> Bool {
+        let folder = Keyring.folder(of: path)
+        guard g_mkdir_with_parents(folder, 0o700) == 0 else { throw failure(errno, folder) }
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { throw failure(errno, folder) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { unlink(temporary) }
+        let written = contents.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let writeError = errno
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == contents.count, synced else { throw failure(written < 0 || !synced ? writeError : ENOSPC, path) }
+        guard link(temporary, path) == 0 else {
+            guard errno == EEXIST else { throw failure(errno, path) }
+            return false
+        }
+        return true
+    }
+
+    private func failure(_ code: Int32, _ place: String) -> KeyringError {
+        let cause = "\(place): \(String(cString: strerror(code)))"
+        return KeyringFileAccess(errno: code)?.error(path: path, cause: cause)
+            ?? .keyringFileInaccessible(path: path, detail: "it cannot be written (\(cause))")
+    }
+
+    /// How many random bytes a password has, as libsecret makes them.
+    private static let passwordLength = 64
+    /// Larger than any sealed password libsecret writes (two marshaled areas of at most a kilobyte each).
+    private static let maximumFileSize: Int64 = 4096
+    /// The file's GVariant type: the private area's length and bytes, then the public area's, as libsecret writes them.
+    private static let typeString = "(uayuay)"
+
+    /// The file's bytes for `sealed`, in GVariant's normal form, as libsecret writes them.
+    static func encode(_ sealed: SealedData) -> Data {
+        let type = g_variant_type_new("ay")
+        defer { g_variant_type_free(type) }
+        func bytes(_ data: Data) -> OpaquePointer {
+            let contents = data.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count))! }
+            defer { g_bytes_unref(contents) }
+            return g_variant_new_from_bytes(type, contents, 1)
+        }
+        var children: [OpaquePointer?] = [
+            g_variant_new_uint32(UInt32(sealed.privateArea.count)), bytes(sealed.privateArea),
+            g_variant_new_uint32(UInt32(sealed.publicArea.count)), bytes(sealed.publicArea),
+        ]
+        let tuple = g_variant_ref_sink(g_variant_new_tuple(&children, 4))!
+        defer { g_variant_unref(tuple) }
+        var encoded = Data(count: Int(g_variant_get_size(tuple)))
+        encoded.withUnsafeMutableBytes { g_variant_store(tuple, $0.baseAddress) }
+        return encoded
+    }
+
+    /// The sealed password in `contents`, which must be in GVariant's normal form with each stated length the length of
+    /// its bytes: libsecret reads the lengths as trusted, and past the bytes.
+    static func decode(_ contents: Data, path: String) throws -> SealedData {
+        let body = contents.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count))! }
+        defer { g_bytes_unref(body) }
+        let type = g_variant_type_new(typeString)
+        defer { g_variant_type_free(type) }
+        let variant = g_variant_ref_sink(g_variant_new_from_bytes(type, body, 0))!
+        defer { g_variant_unref(variant) }
+        guard g_variant_is_normal_form(variant) != 0 else { throw foreign(path, "its contents are not a sealed password's") }
+        func area(_ index: Int) throws -> Data {
+            let length = g_variant_get_child_value(variant, gsize(index))!
+            let bytes = g_variant_get_child_value(variant, gsize(index + 1))!
+            defer { g_variant_unref(length); g_variant_unref(bytes) }
+            var count: gsize = 0
+            let start = g_variant_get_fixed_array(bytes, &count, 1)
+            guard count == gsize(g_variant_get_uint32(length)), count > 0, count <= gsize(SealedData.maximumAreaSize), let start else {
+                throw foreign(path, "its lengths disagree with its contents")
+            }
+            return Data(bytes: start, count: Int(count))
+        }
+        return SealedData(privateArea: try area(0), publicArea: try area(2))
+    }
+
+    private static func foreign(_ path: String, _ detail: String) -> KeyringError {
+        .keyringFileUnusable(path: path, detail: "it is not a password sealed by a TPM as libsecret seals one: \(detail)")
+    }
+}
