@@ -31,6 +31,8 @@ public struct KeyringClient: Sendable {
     public let timeout: Duration
     /// How secret bytes travel to and from the daemon.
     public let transport: SecretTransport
+    /// Where items are kept when no Secret Service runs at all.
+    public let fallback: KeyringFallback
 
     let sessions: SessionKeeper
     /// The sandbox's keyring file, when this client keeps items there.
@@ -45,7 +47,9 @@ public struct KeyringClient: Sendable {
     /// with its deadline: ``timeout`` from now.
     var backend: any KeyringBackend {
         let service = service(until: callDeadline)
-        return file.map { KeyringFileBackend(file: $0, host: service) } ?? service
+        if let file { return KeyringFileBackend(file: file, host: service) }
+        guard fallback == .sealedKeyringFile, bus == .session else { return service }
+        return FallbackBackend(service: service, file: KeyringFileBackend(file: .shared, host: service))
     }
 
     /// The deadline of a call starting now: ``timeout`` from now, or the deadline of the operation it is part of
@@ -55,7 +59,7 @@ public struct KeyringClient: Sendable {
 
     /// This client with `unlockPolicy`, everything else the same.
     package func with(unlockPolicy: UnlockPolicy) -> KeyringClient {
-        KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport)
+        KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport, fallback: fallback)
     }
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
@@ -71,13 +75,15 @@ public struct KeyringClient: Sendable {
         bus: BusAddress = .session,
         unlockPolicy: UnlockPolicy = .interactive,
         timeout: Duration = KeyringClient.defaultTimeout,
-        transport: SecretTransport = .plain
+        transport: SecretTransport = .plain,
+        fallback: KeyringFallback = .fromEnvironment
     ) {
         self.schema = schema
         self.bus = bus
         self.unlockPolicy = unlockPolicy
         self.timeout = timeout
         self.transport = transport
+        self.fallback = fallback
         sessions = .shared(bus, transport: transport)
     }
 

@@ -145,3 +145,74 @@ extension SealedKeyringFileTests {
         }
     }
 }
+
+extension SealedKeyringFileTests {
+    @Test("The fallback switch: the file while no Secret Service answers; once one does, the items move into it, once")
+    func fallback() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with(.busOnly) { keyring in
+                let fallback = ["DEVICEID_KEYRING_FALLBACK": "sealed-file"]
+                let noBus = fallback.merging(["DBUS_SESSION_BUS_ADDRESS": ""]) { $1 }
+                let file = keyring.keyringsDirectory.appendingPathComponent("default.keyring").path
+                // Without the switch, a bus without a Secret Service is 69, and nothing is written.
+                let refused = try await keyring.deviceid("id")
+                #expect(refused.status == 69 && refused.errorText.contains("no Secret Service"), "\(refused.errorText)")
+                #expect(!FileManager.default.fileExists(atPath: file))
+                // With it, the file sealed to the TPM: on that bus, and with no session bus at all.
+                let first = try await keyring.deviceid(["id"], environment: fallback)
+                #expect(first.status == 0 && FileManager.default.fileExists(atPath: file + ".tpm2"), "\(first.errorText)")
+                #expect(try await keyring.deviceid(["id"], environment: noBus).text == first.text)
+
+                // A Secret Service starts: sixteen processes at once keep the id, and the items move once.
+                try await keyring.startDaemon(unlock: true)
+                let runs = try await withThrowingTaskGroup(of: ProcessOutput.self) { group in
+                    for _ in 0..<16 { group.addTask { try await keyring.deviceid(["id"], environment: fallback) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(Set(runs.map(\.text)) == [first.text], "\(runs.map { "\($0.status): \($0.text)\($0.errorText)" })")
+                let search = try await keyring.run("/usr/bin/secret-tool", ["search", "--all", "service", "deviceid"])
+                #expect(search.text.components(separatedBy: "label = Device identity key").count == 2, "\(search.text)")
+                #expect(try await keyring.deviceid("id").text == first.text, "the Secret Service's, without the switch")
+                let inFile = try await keyring.deviceid(["info"], environment: ["SECRET_BACKEND": "file"])
+                #expect(inFile.status == 66, "the file holds none of the group: \(inFile.errorText)")
+
+                // Where the Secret Service does not answer later, nothing is made in the file beside its items.
+                let alone = try await keyring.deviceid(["id"], environment: noBus)
+                #expect(alone.status == 69 && alone.errorText.contains("moved out of the keyring file"), "\(alone.errorText)")
+                let underSecretBackend = try await keyring.deviceid(["id"], environment: ["SECRET_BACKEND": "file"])
+                #expect(underSecretBackend.status == 65, "SECRET_BACKEND=file keeps the file and makes nothing there: \(underSecretBackend.errorText)")
+            }
+        }
+    }
+}
+
+extension SealedKeyringFileTests {
+    @Test("A move interrupted after the copy finishes once; an item the Secret Service holds with another secret stays in both")
+    func interruptedAndConflictingMoves() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with(.busOnly) { keyring in
+                func probe(_ lines: [String], account: String, _ environment: [String: String]) async throws -> [String] {
+                    let output = try await keyring.run(
+                        builtExecutable("KeyringFileProbe"), [], input: Data(lines.joined(separator: "\n").utf8),
+                        environment: environment.merging(["PROBE_ACCOUNT": account]) { $1 })
+                    #expect(output.status == 0, "\(output.errorText)")
+                    return output.text.split(separator: "\n").map(String.init)
+                }
+                let fallback = ["DEVICEID_KEYRING_FALLBACK": "sealed-file"]
+                let file = ["SECRET_BACKEND": "file"]
+                #expect(try await probe(["store copied", "store theirs"], account: "a", fallback) == ["stored", "stored"])
+                #expect(try await probe(["store ours"], account: "b", fallback) == ["stored"])
+                try await keyring.startDaemon(unlock: true)
+                // As a move cut short leaves it: the Secret Service holds a copy of `a`; `b` is there with another secret.
+                #expect(try await probe(["store theirs"], account: "a", [:]) == ["stored"])
+                #expect(try await probe(["store another"], account: "b", [:]) == ["stored"])
+                #expect(try await probe(["read"], account: "a", fallback) == ["theirs"])
+                #expect(try await probe(["read"], account: "b", fallback) == ["another"])
+                #expect(try await probe(["read"], account: "a", file) == ["absent"], "the copy left the file")
+                #expect(try await probe(["read"], account: "b", file) == ["ours"], "the conflicting item stayed in the file")
+                let search = try await keyring.run("/usr/bin/secret-tool", ["search", "--all", "service", "probe"])
+                #expect(search.text.components(separatedBy: "label = ").count == 3, "one item each in the Secret Service: \(search.text)")
+            }
+        }
+    }
+}

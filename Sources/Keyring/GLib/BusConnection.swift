@@ -37,6 +37,27 @@ enum BusConnection {
     ) throws -> OpaquePointer {
         try Pipeline.replies(Pipeline.send([method], on: connection, to: destination, autoStart: true, call))[0]
     }
+
+    /// Whether `bus` definitely has no Secret Service: no program owns `org.freedesktop.secrets`, and D-Bus activation
+    /// can start none (the bus daemon lists no service file for it). On a connection of its own.
+    static func isSecretServiceAbsent(on bus: BusAddress, _ call: KeyringCall) throws -> Bool {
+        try with(bus, call) { connection in
+            let replies = try Pipeline.replies(Pipeline.send(
+                [.nameHasOwner(SecretServiceNames.busName), .activatableNames], on: connection, to: SecretServiceNames.Bus.name,
+                autoStart: false, call))
+            defer { replies.forEach { g_variant_unref($0) } }
+            let owned = g_variant_get_child_value(replies[0], 0)!
+            defer { g_variant_unref(owned) }
+            let names = g_variant_get_child_value(replies[1], 0)!
+            defer { g_variant_unref(names) }
+            let activatable = (0..<g_variant_n_children(names)).contains { index in
+                let name = g_variant_get_child_value(names, index)!
+                defer { g_variant_unref(name) }
+                return String(cString: g_variant_get_string(name, nil)) == SecretServiceNames.busName
+            }
+            return g_variant_get_boolean(owned) == 0 && !activatable
+        }
+    }
 }
 
 /// Questions to the bus daemon itself.
@@ -44,6 +65,17 @@ extension MethodCall {
     /// `GetNameOwner`: the unique name owning `name` (`NameHasNoOwner` when none does).
     static func nameOwner(_ name: String) -> MethodCall {
         busDaemon("GetNameOwner", g_variant_new_string(name), replyType: "(s)")
+    }
+
+    /// `NameHasOwner`: whether a program owns `name` now.
+    static func nameHasOwner(_ name: String) -> MethodCall {
+        busDaemon("NameHasOwner", g_variant_new_string(name), replyType: "(b)")
+    }
+
+    /// `ListActivatableNames`: the names D-Bus activation can start a program for.
+    static var activatableNames: MethodCall {
+        MethodCall(method: "ListActivatableNames", path: SecretServiceNames.Bus.path, interface: SecretServiceNames.Bus.interface,
+                   parameters: nil, replyType: "(as)")
     }
 
     /// `GetConnectionUnixProcessID`: the process behind a unique name.

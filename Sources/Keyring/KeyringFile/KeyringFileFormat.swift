@@ -15,13 +15,14 @@ enum KeyringFileFormat {
 
     /// Throws ``KeyringError/keyringFileUnusable(path:detail:)`` unless the file at `path` is missing or is a whole
     /// keyring file: header, version, and a body in the normal form of `(uayutua(a{say}ay))` with a salt of the size
-    /// it states. Blocking.
-    static func check(_ path: String) throws {
+    /// it states. How many items it holds (0 when there is none), which needs no key. Blocking.
+    @discardableResult
+    static func check(_ path: String) throws -> Int {
         let contents: Data
         do {
             contents = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return
+            return 0
         } catch let error as CocoaError where error.code == .fileReadNoPermission {
             throw KeyringFileAccess.notPermitted.error(path: path, cause: "\(error)")
         } catch {
@@ -48,6 +49,9 @@ enum KeyringFileFormat {
         guard (1...maximumIterations).contains(iterations) else {
             throw unusable(path, "it asks for \(iterations) rounds of key derivation")
         }
+        let items = g_variant_get_child_value(variant, 5)!
+        defer { g_variant_unref(items) }
+        return Int(g_variant_n_children(items))
     }
 
     /// The `u` child at `index` of a tuple, stored little-endian as libsecret writes it.
