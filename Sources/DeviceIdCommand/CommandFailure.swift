@@ -10,8 +10,10 @@ struct CommandFailure: Error {
         var accessGroup: AccessGroup
         var account: String?
         var nonInteractive: Bool
-        /// The keyring file the command used, inside a sandbox; `nil` for the Secret Service.
+        /// The keyring file the command used; `nil` for the Secret Service.
         var keyringFile: String? = nil
+        /// Whether that file's password is sealed to the TPM (outside a sandbox), rather than the Secret portal's key.
+        var keyringFileSealed = false
     }
 
     let message: String
@@ -53,6 +55,10 @@ struct CommandFailure: Error {
         case (.promptDismissed, _) where noDisplay:
             return "there is no display to show the keyring's unlock prompt on (DISPLAY and WAYLAND_DISPLAY are unset); "
                 + "unlock the keyring in your desktop session first, then try again"
+        case (.timedOut(let timeout), _) where context.keyringFileSealed:
+            return "no answer within \(timeout) (`--timeout`): the keyring file's password is unsealed by this machine's TPM, "
+                + "which may not be answering (is the TPM, or its resource manager, running?), or another program may be creating "
+                + "the identity; try again once the TPM answers"
         case (.timedOut(let timeout), _) where context.keyringFile != nil:
             return "no answer within \(timeout) (`--timeout`): inside a sandbox the keyring's key comes from the Secret portal, which "
                 + "may not be answering (is xdg-desktop-portal running, with a Secret backend such as GNOME Keyring?), or another "

@@ -24,8 +24,9 @@ enum ExitStatus: Int32, CaseIterable {
                 + "or the identity is stored with encryption and --no-encryption was given, or the reverse"
         case .dataError:
             "the stored identity or a legacy identifier is corrupt or cannot be decrypted, or the TPM refuses a TPM-held key "
-                + "made by another TPM (or before it was cleared), or (in a sandbox) the app's keyring file is damaged or holds "
-                + "items written under another key, or the host keyring still holds the identity the sandbox should have moved; "
+                + "made by another TPM (or before it was cleared), or the keyring file is damaged or holds items written under "
+                + "another key, or its password sealed to the TPM is missing, not one, or sealed by another TPM (or before it was "
+                + "cleared), or the host keyring still holds the identity the sandbox should have moved; "
                 + "it is left as it is. Also a challenge on the standard input of activate-credential that is not one"
         case .noIdentity:
             "no identity in the group (info, public-key, sign without --create); nothing was created"
@@ -33,12 +34,12 @@ enum ExitStatus: Int32, CaseIterable {
             "no Secret Service, no session bus, no default keyring, or no encrypted transport; or no usable TPM (none, not "
                 + "yours to open: join the tss group, its OpenSSL provider missing, or unreachable), or a token that must carry "
                 + "the TPM's attestation cannot; or, in a Flatpak or Snap sandbox, the Secret portal gave no key for the app's "
-                + "keyring file"
+                + "keyring file, or outside one the TPM its password is sealed to cannot be used"
         case .software:
             "internal error, an OpenSSL failure included"
         case .lockDirectory:
-            "the creation lock's directory is not private to you (owner, mode or a symbolic link); or, in a sandbox, the "
-                + "app's keyring file or its folder cannot be reached: read-only, not yours, not a folder, or the disk is full"
+            "the creation lock's directory is not private to you (owner, mode or a symbolic link); or the keyring file or "
+                + "its folder cannot be reached: read-only, not yours, not a folder, or the disk is full"
         case .unreadableInput:
             "an input cannot be read: standard input, a legacy identifier file"
         case .tryAgain:

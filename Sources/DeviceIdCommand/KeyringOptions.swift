@@ -50,7 +50,8 @@ struct KeyringOptions: ParsableArguments {
             default: false
             }
             throw CommandFailure(deadline.hasPassed && !tpm ? deadline.timedOut : error, context: .init(
-                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath))
+                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath,
+                keyringFileSealed: keyring.keyringFileIsSealed))
         }
     }
 }

@@ -70,6 +70,29 @@ extension KeyringClient {
         bus == .session ? SandboxDetection.choice.reason : "the client was given an explicit bus address"
     }
 
+    /// Whether the keyring file this client keeps items in (``keyringFilePath``) has its password sealed to the TPM,
+    /// outside a sandbox, rather than the Secret portal's key.
+    package var keyringFileIsSealed: Bool { file?.sealedPassword != nil }
+
+    /// Under ``KeyringFallback/sealedKeyringFile``, the keyring file when no Secret Service can answer now; `nil` when
+    /// one can, and without the fallback. Never prompts, moves nothing.
+    package func fallbackFilePath() async throws -> String? {
+        guard let fallback = backend as? FallbackBackend else { return nil }
+        return try await fallback.serviceAnswers() ? nil : fallback.file.file.path
+    }
+
+    /// Where this client may keep items in the keyring file with its password sealed to the TPM (`SECRET_BACKEND=file`
+    /// outside a sandbox, or the fallback): the sealed password's path, and whether it exists — `false`: none is sealed
+    /// yet, the first write seals one — once this machine's TPM unsealed it. Throws what reading the file would
+    /// (``KeyringError/tpmUnavailable(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…); `nil` where no sealed
+    /// password is used. Makes nothing.
+    package func sealedPassword() async throws -> (path: String, exists: Bool)? {
+        guard file != nil || (bus == .session && fallback == .sealedKeyringFile), let sealed = KeyringFile.shared.sealedPassword else {
+            return nil
+        }
+        return (sealed.path, try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) })
+    }
+
     /// `read` of the first value in `reply`; releases the reply.
     private static func first<Value>(of reply: OpaquePointer, _ read: (OpaquePointer) -> Value) -> Value {
         defer { g_variant_unref(reply) }

@@ -22,6 +22,18 @@ struct Diagnosis: Encodable {
         var sandbox: String?
         /// The keyring file, when items are kept there.
         var keyringFile: String?
+        /// The keyring file's password sealed to the TPM, when the file is used outside a sandbox (or may be, under the
+        /// fallback).
+        var sealedPassword: SealedPassword?
+    }
+
+    /// The keyring file's password, sealed to this machine's TPM beside the file.
+    struct SealedPassword: Encodable {
+        var path: String
+        /// Whether one is sealed yet (the first write seals one); `nil` when the TPM could not be asked.
+        var exists: Bool?
+        /// Why the TPM does not unseal it, when it does not.
+        var problem: String?
     }
 
     /// The program that answers for the Secret Service.
@@ -113,17 +125,31 @@ extension Diagnosis {
     private static func make(_ options: IdentityOptions, within deadline: Deadline) async -> Diagnosis {
         let configuration = options.configuration
         let group = configuration.accessGroup
-        let keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout)
-        let keyringFile = keyring.keyringFilePath
+        var keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout)
+        var reason = keyring.placeReason
+        var keyringFile = keyring.keyringFilePath
+        if keyringFile == nil && keyring.fallback != .none {
+            // Under the fallback, where a call would go now; a Secret Service that answers is asked without it, so that
+            // the doctor moves nothing out of the file.
+            let fallback = "\(KeyringFallback.environmentVariable)=\(keyring.fallback.rawValue)"
+            if let path = try? await keyring.fallbackFilePath() {
+                reason = "\(fallback), and no Secret Service answers"
+                keyringFile = path
+            } else {
+                reason = "\(reason); \(fallback), not used: the Secret Service answers, or fails in a way that may pass"
+                keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout, fallback: .none)
+            }
+        }
         let context = CommandFailure.Context(
             accessGroup: group, account: configuration.keychainAccount, nonInteractive: true, keyringFile: keyringFile)
 
         var diagnosis = Diagnosis(
             accessGroup: group.rawValue,
-            place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: keyring.placeReason,
+            place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: reason,
                          sandbox: SandboxDetection.sandbox(), keyringFile: keyringFile),
             portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
+        await diagnosis.lookUpSealedPassword(keyring, context: context)
         var serviceAnswers = true
         if keyringFile == nil {
             // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
@@ -189,6 +215,17 @@ extension Diagnosis {
         diagnosis.tpm = !deadline.hasPassed ? await TPMReport.look(timeout: deadline.remaining) : TPMReport(problem: notAsked)
         if absent { diagnosis.problems += diagnosis.creationProblems(configuration) }
         return diagnosis
+    }
+
+    /// Fills the sealed password in, where the keyring file outside a sandbox is used: whether the TPM unseals it. A
+    /// password that does not unseal is the first problem where the file is the place.
+    private mutating func lookUpSealedPassword(_ keyring: KeyringClient, context: CommandFailure.Context) async {
+        do {
+            place.sealedPassword = try await keyring.sealedPassword().map { SealedPassword(path: $0.path, exists: $0.exists) }
+        } catch {
+            place.sealedPassword = SealedPassword(path: (keyring.keyringFilePath ?? "default.keyring") + ".tpm2", problem: String(describing: error))
+            if place.keyringFile != nil { problems.append(Problem(error, context: context)) }
+        }
     }
 
     /// Fills ``provider`` in with the program that owns `org.freedesktop.secrets` now, if any, and its package's version.

@@ -10,6 +10,10 @@ struct DoctorReport {
         let place = diagnosis.place
         add("Items kept in", place.keyringFile.map { "the keyring file \($0) (\(place.reason))" }
             ?? "the Secret Service on the session bus (\(place.reason))")
+        if let sealed = place.sealedPassword {
+            add("Sealed with", "this machine's TPM, in \(sealed.path): " + (sealed.problem.map { "does not unseal: \($0)" }
+                ?? (sealed.exists == true ? "unseals" : "none yet; the first write seals a new password")))
+        }
         if place.keyringFile == nil {
             if let provider = diagnosis.provider {
                 let name = [provider.product ?? "an unknown provider", provider.version].compactMap { $0 }.joined(separator: " ")

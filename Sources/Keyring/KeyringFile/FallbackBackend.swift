@@ -106,7 +106,7 @@ struct FallbackBackend: KeyringBackend {
     /// (no `DBUS_SESSION_BUS_ADDRESS`, no `$XDG_RUNTIME_DIR/bus`), or the bus says no program owns
     /// `org.freedesktop.secrets` and none can be started for it. Every other failure — a bus or a service that may
     /// come back — is thrown, so that an identity kept there never looks absent.
-    private nonisolated(nonsending) func serviceAnswers() async throws -> Bool {
+    nonisolated(nonsending) func serviceAnswers() async throws -> Bool {
         do {
             try await service.sessions.openIfNeeded(until: deadline)
             return true

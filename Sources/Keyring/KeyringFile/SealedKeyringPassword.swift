@@ -53,6 +53,16 @@ final class SealedKeyringPassword: Sendable {
         return password
     }
 
+    /// Whether a sealed password exists and this machine's TPM unseals it; `false` when none is sealed yet. Makes
+    /// nothing: for `deviceid doctor`.
+    func unsealsExisting(_ call: KeyringCall) throws -> Bool {
+        guard unsealed.withLock({ $0 }) == nil else { return true }
+        guard let sealed = try read() else { return false }
+        let password = try unseal(sealed, call)
+        unsealed.withLock { $0 = password }
+        return true
+    }
+
     /// Lets go of the unsealed password (wiped once no load holds it); the next load unseals it again.
     func forget() { unsealed.withLock { $0 = nil } }
 
