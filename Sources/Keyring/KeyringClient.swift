@@ -19,7 +19,9 @@ import Glibc
 ///
 /// Inside a Flatpak or Snap sandbox that may not talk to the Secret Service, the client keeps items in the app's
 /// keyring file instead, through libsecret's file backend, with its key from the Secret portal
-/// (``keyringFilePath`` says which); the calls and their guarantees stay the same.
+/// (``keyringFilePath`` says which); the calls and their guarantees stay the same. Where no Secret Service runs at all,
+/// ``fallback`` (or `SECRET_BACKEND=file`) keeps them in libsecret's keyring file with its password sealed to this
+/// machine's TPM.
 public struct KeyringClient: Sendable {
     /// The schema whose name is stored with each item and whose attributes calls may use.
     public let schema: KeyringSchema
@@ -62,8 +64,8 @@ public struct KeyringClient: Sendable {
         KeyringClient(schema: schema, bus: bus, unlockPolicy: unlockPolicy, timeout: timeout, transport: transport, fallback: fallback)
     }
 
-    /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service —
-    /// or `nil` when it uses the Secret Service on ``bus``.
+    /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service, or with
+    /// `SECRET_BACKEND=file` — or `nil` when it uses the Secret Service on ``bus`` (under ``fallback``, while one answers).
     public var keyringFilePath: String? { file?.path }
 
     /// The bound on each call unless a client is given another: long enough for a person to answer an unlock prompt.

@@ -185,8 +185,6 @@ struct MoveMarks {
     }
 
     private func failure(_ code: Int32, _ place: String) -> KeyringError {
-        let cause = "\(place): \(String(cString: strerror(code)))"
-        return KeyringFileAccess(errno: code)?.error(path: place, cause: cause)
-            ?? .keyringFileInaccessible(path: place, detail: "the mark of the move out of the keyring file cannot be written (\(cause))")
+        KeyringFileAccess.error(code, at: place, path: place, otherwise: "the mark of the move out of the keyring file cannot be written")
     }
 }

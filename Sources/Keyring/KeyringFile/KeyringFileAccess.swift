@@ -38,6 +38,13 @@ enum KeyringFileAccess {
         return nil
     }
 
+    /// The error for a system call on `place` (the keyring file at `path`, or a file or folder beside it) that failed
+    /// with `code`: what keeps this user from it, when the code says; else that `what` failed.
+    static func error(_ code: Int32, at place: String, path: String, otherwise what: String) -> KeyringError {
+        let cause = "\(place): \(String(cString: strerror(code)))"
+        return KeyringFileAccess(errno: code)?.error(path: path, cause: cause) ?? .keyringFileInaccessible(path: path, detail: "\(what) (\(cause))")
+    }
+
     /// The error for the keyring file at `path`, with `cause` — the system's own words — quoted.
     func error(path: String, cause: String) -> KeyringError {
         let folder = Keyring.folder(of: path)

@@ -147,9 +147,7 @@ final class SealedKeyringPassword: Sendable {
     }
 
     private func failure(_ code: Int32, _ place: String) -> KeyringError {
-        let cause = "\(place): \(String(cString: strerror(code)))"
-        return KeyringFileAccess(errno: code)?.error(path: path, cause: cause)
-            ?? .keyringFileInaccessible(path: path, detail: "it cannot be written (\(cause))")
+        KeyringFileAccess.error(code, at: place, path: path, otherwise: "it cannot be written")
     }
 
     /// How many random bytes a password has, as libsecret makes them.
