@@ -223,3 +223,22 @@ extension SealedKeyringFileTests {
         }
     }
 }
+
+extension SealedKeyringFileTests {
+    @Test("A TPM-held identity, its signatures and device tokens work from the sealed file as from the Secret Service")
+    func tpmHeldIdentity() async throws {
+        try await PrivateTPM.with { _ in
+            let file = try TestKeyringFile()
+            let options = ["--key-protection", "tpm", "--key-type", "p256"]
+            let id = try await file.run(deviceidExecutable, ["id"] + options, password: nil, tpm: true)
+            #expect(id.status == 0 && id.text.count == 65, "\(id.errorText)")
+            let info = try await file.run(deviceidExecutable, ["info"], password: nil, tpm: true)
+            #expect(info.text.contains("\"keyProtection\":\"tpm\""), "\(info.text)\(info.errorText)")
+            let signature = try await file.run(deviceidExecutable, ["sign"], input: "a challenge", password: nil, tpm: true)
+            #expect(signature.status == 0 && !signature.text.isEmpty, "\(signature.errorText)")
+            let token = try await file.run(deviceidExecutable, ["token", "--team", "TEAM"], password: nil, tpm: true)
+            #expect(token.status == 0 && token.text.split(separator: ".").count == 3, "\(token.errorText)")
+            #expect(try await file.deviceid("id", password: nil, tpm: true).text == id.text)
+        }
+    }
+}
