@@ -225,6 +225,17 @@ static inline TSS2_RC deviceid_tss_endorsement_witness(ESYS_CONTEXT *esys, ESYS_
     return rc;
 }
 
+/* Copies the `size` secret bytes a TSS structure holds in `buffer` (`bufferSize` bytes in all) to `out` (`capacity`
+ * bytes), then wipes the whole buffer; the caller frees the structure. */
+static inline TSS2_RC deviceid_tss_copy_wiping(uint8_t *buffer, size_t bufferSize, size_t size,
+                                               uint8_t *out, size_t capacity, size_t *length) {
+    TSS2_RC rc = TSS2_RC_SUCCESS;
+    if (size > capacity || size > bufferSize) rc = TSS2_ESYS_RC_INSUFFICIENT_BUFFER;
+    else { memcpy(out, buffer, size); *length = size; }
+    memset(buffer, 0, bufferSize);
+    return rc;
+}
+
 /* TPM2_ActivateCredential: the secret a verifier sealed to `ek` for the key named like `ak`, released only if both
  * are loaded in this TPM. The endorsement key's policy is satisfied in a policy session of its own. `secret`
  * receives the credential; the caller wipes it. */
@@ -246,9 +257,7 @@ static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS
     rc = Esys_ActivateCredential(esys, ak, ek, ESYS_TR_PASSWORD, session, ESYS_TR_NONE, &credential, &seed, &released);
     Esys_FlushContext(esys, session);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    if (released->size > capacity) rc = TSS2_ESYS_RC_INSUFFICIENT_BUFFER;
-    else { memcpy(secret, released->buffer, released->size); *length = released->size; }
-    memset(released->buffer, 0, sizeof(released->buffer));
+    rc = deviceid_tss_copy_wiping(released->buffer, sizeof(released->buffer), released->size, secret, capacity, length);
     Esys_Free(released);
     return rc;
 }
@@ -311,9 +320,7 @@ static inline TSS2_RC deviceid_tss_unseal(ESYS_CONTEXT *esys, ESYS_TR parent, co
     rc = Esys_Unseal(esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &unsealed);
     Esys_FlushContext(esys, object);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    if (unsealed->size > capacity) rc = TSS2_ESYS_RC_INSUFFICIENT_BUFFER;
-    else { memcpy(data, unsealed->buffer, unsealed->size); *length = unsealed->size; }
-    memset(unsealed->buffer, 0, sizeof(unsealed->buffer));
+    rc = deviceid_tss_copy_wiping(unsealed->buffer, sizeof(unsealed->buffer), unsealed->size, data, capacity, length);
     Esys_Free(unsealed);
     return rc;
 }
