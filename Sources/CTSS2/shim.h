@@ -308,6 +308,23 @@ static inline TSS2_RC deviceid_tss_seal(ESYS_CONTEXT *esys, ESYS_TR parent, cons
     return rc;
 }
 
+/* TSS2_RC_SUCCESS when `private` and `public` are exactly one marshaled TPM2B_PRIVATE and one TPM2B_PUBLIC of a data
+ * object as deviceid_tss_seal (or libsecret) makes one: a keyed-hash object with no scheme, named with SHA-256. */
+static inline TSS2_RC deviceid_tss_check_sealed(const uint8_t *private, size_t privateLength, const uint8_t *public, size_t publicLength) {
+    TPM2B_PRIVATE inPrivate = { 0 };
+    TPM2B_PUBLIC inPublic = { 0 };
+    size_t offset = 0;
+    TSS2_RC rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(private, privateLength, &offset, &inPrivate);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    if (offset != privateLength) return TSS2_ESYS_RC_BAD_VALUE;
+    offset = 0;
+    rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(public, publicLength, &offset, &inPublic);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    if (offset != publicLength || inPublic.publicArea.type != TPM2_ALG_KEYEDHASH || inPublic.publicArea.nameAlg != TPM2_ALG_SHA256
+        || inPublic.publicArea.parameters.keyedHashDetail.scheme.scheme != TPM2_ALG_NULL) return TSS2_ESYS_RC_BAD_VALUE;
+    return TSS2_RC_SUCCESS;
+}
+
 /* Unseals what deviceid_tss_seal (or libsecret) sealed under `parent`. `data` receives the sealed bytes; the caller
  * wipes it. */
 static inline TSS2_RC deviceid_tss_unseal(ESYS_CONTEXT *esys, ESYS_TR parent, const uint8_t *private, size_t privateLength,

@@ -82,15 +82,18 @@ extension KeyringClient {
     }
 
     /// Where this client may keep items in the keyring file with its password sealed to the TPM (`SECRET_BACKEND=file`
-    /// outside a sandbox, or the fallback): the sealed password's path, and whether it exists — `false`: none is sealed
-    /// yet, the first write seals one — once this machine's TPM unsealed it. Throws what reading the file would
-    /// (``KeyringError/tpmUnavailable(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…); `nil` where no sealed
-    /// password is used. Makes nothing.
-    package func sealedPassword() async throws -> (path: String, exists: Bool)? {
-        guard file != nil || (bus == .session && fallback == .sealedKeyringFile), let sealed = KeyringFile.shared.sealedPassword else {
-            return nil
-        }
-        return (sealed.path, try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) })
+    /// outside a sandbox, or the fallback): the sealed password's path; `nil` where no sealed password is used.
+    package var sealedPasswordPath: String? {
+        guard file != nil || (bus == .session && fallback == .sealedKeyringFile) else { return nil }
+        return KeyringFile.shared.sealedPassword?.path
+    }
+
+    /// Whether the sealed password (``sealedPasswordPath``) exists — `false`: none is sealed yet, and the first write
+    /// seals one — once this machine's TPM unsealed it. Throws what reading the keyring file would
+    /// (``KeyringError/tpmUnavailable(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
+    package func sealedPasswordExists() async throws -> Bool {
+        guard sealedPasswordPath != nil, let sealed = KeyringFile.shared.sealedPassword else { return false }
+        return try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) }
     }
 
     /// `read` of the first value in `reply`; releases the reply.

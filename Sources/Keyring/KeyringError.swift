@@ -96,8 +96,9 @@ extension KeyringError: CustomStringConvertible {
                 + "(/dev/tpmrm0 belongs to the group tss), or name one in TCTI; or keep items in a Secret Service instead "
                 + "(start GNOME Keyring, KWallet or KeePassXC, and leave SECRET_BACKEND unset); nothing was changed"
         case .notMoved(let detail):
-            "\(detail), while this sandboxed app keeps its items in its keyring file; nothing was created: move them into the "
-                + "file once with KeyringClient.moveToKeyringFile(matching:), which keeps the host's copies until the file holds them"
+            "\(detail), while this app keeps its items in its keyring file; nothing was created: in a sandbox, move them into "
+                + "the file once with KeyringClient.moveToKeyringFile(matching:), which keeps the host's copies until the file holds "
+                + "them; outside one, leave SECRET_BACKEND unset to use the Secret Service"
         case .invalidAttributes(let detail):
             "invalid keyring attributes: \(detail)"
         case .other(let domain, let code, let message):

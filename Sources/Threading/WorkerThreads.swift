@@ -63,24 +63,3 @@ extension Duration {
         return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
     }
 }
-
-extension WorkerThreads {
-    /// Runs `work` on a worker thread for a caller on a thread of its own that may stop waiting: it waits while
-    /// `keepWaiting()` holds (asked every 50 ms) and gets `nil` once it stops. Work that cannot be interrupted (a TPM
-    /// that does not answer) then finishes in the background, on a thread the blocking calls never need, and its result
-    /// is dropped.
-    package static func wait<Value: Sendable>(
-        for work: @escaping @Sendable () throws -> Value, while keepWaiting: () -> Bool
-    ) throws -> Value? {
-        let outcome = Locked<Result<Value, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        abandonable.start {
-            outcome.withLock { $0 = Result(catching: work) }
-            done.signal()
-        }
-        while done.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
-            guard keepWaiting() else { return nil }
-        }
-        return try outcome.withLock { $0 }?.get()
-    }
-}

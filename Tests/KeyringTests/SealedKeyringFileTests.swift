@@ -56,7 +56,7 @@ struct SealedKeyringFileTests {
         }
     }
 
-    @Test("A sealed password that is not one, or missing beside a keyring file, is 65 and nothing is replaced")
+    @Test("A sealed password that is not one, or missing beside a keyring file, is 65 and nothing is replaced; doctor says so")
     func foreignOrMissingPassword() async throws {
         try await PrivateTPM.with { _ in
             let file = try TestKeyringFile()
@@ -66,7 +66,11 @@ struct SealedKeyringFileTests {
             // Cut short; a stated length longer than its bytes (libsecret reads past them); not a GVariant at all.
             var overstated = sealed
             overstated[0] &+= 1
-            for damaged in [sealed.prefix(sealed.count - 7), overstated, Data("not a sealed password".utf8)] {
+            // The public area of another kind of object (its type, keyed-hash, made RSA): the container is whole.
+            var anotherObject = sealed
+            let keyedHash = try #require(anotherObject.firstRange(of: Data([0x00, 0x08, 0x00, 0x0B])))
+            anotherObject[keyedHash.lowerBound + 1] = 0x01
+            for damaged in [sealed.prefix(sealed.count - 7), overstated, anotherObject, Data("not a sealed password".utf8)] {
                 try damaged.write(to: URL(fileURLWithPath: file.sealedPasswordPath))
                 let output = try await file.deviceid("id", password: nil, tpm: true)
                 #expect(output.status == 65 && output.errorText.contains("not a password sealed by a TPM"), "\(output.errorText)")
@@ -75,6 +79,8 @@ struct SealedKeyringFileTests {
             try FileManager.default.removeItem(atPath: file.sealedPasswordPath)
             let missing = try await file.deviceid("id", password: nil, tpm: true)
             #expect(missing.status == 65 && missing.errorText.contains("is missing"), "\(missing.errorText)")
+            let doctor = try await file.deviceid("doctor", password: nil, tpm: true)
+            #expect(doctor.status == 65 && doctor.text.contains("does not unseal: ") && doctor.text.contains("is missing"), "\(doctor.text)")
             #expect(!FileManager.default.fileExists(atPath: file.sealedPasswordPath))
             #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == keyring)
             try sealed.write(to: URL(fileURLWithPath: file.sealedPasswordPath))
@@ -183,9 +189,15 @@ extension SealedKeyringFileTests {
                 let inFile = try await keyring.deviceid(["info"], environment: ["SECRET_BACKEND": "file"])
                 #expect(inFile.status == 66, "the file holds none of the group: \(inFile.errorText)")
 
-                // Where the Secret Service does not answer later, nothing is made in the file beside its items.
-                let alone = try await keyring.deviceid(["id"], environment: noBus)
-                #expect(alone.status == 69 && alone.errorText.contains("moved out of the keyring file"), "\(alone.errorText)")
+                // Where the Secret Service does not answer later, nothing of a group it served is made in the file, nor
+                // read as absent there: the group moved into it, and one made there in the first place.
+                #expect(try await keyring.deviceid(["id", "--access-group", "made-there"], environment: fallback).status == 0)
+                for group in ["deviceid", "made-there"] {
+                    for command in ["id", "info"] {
+                        let alone = try await keyring.deviceid([command, "--access-group", group], environment: noBus)
+                        #expect(alone.status == 69 && alone.errorText.contains("kept in a Secret Service"), "\(group) \(command): \(alone.errorText)")
+                    }
+                }
                 let underSecretBackend = try await keyring.deviceid(["id"], environment: ["SECRET_BACKEND": "file"])
                 #expect(underSecretBackend.status == 65, "SECRET_BACKEND=file keeps the file and makes nothing there: \(underSecretBackend.errorText)")
             }

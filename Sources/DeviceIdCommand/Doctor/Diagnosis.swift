@@ -220,10 +220,11 @@ extension Diagnosis {
     /// Fills the sealed password in, where the keyring file outside a sandbox is used: whether the TPM unseals it. A
     /// password that does not unseal is the first problem where the file is the place.
     private mutating func lookUpSealedPassword(_ keyring: KeyringClient, context: CommandFailure.Context) async {
+        guard let path = keyring.sealedPasswordPath else { return }
         do {
-            place.sealedPassword = try await keyring.sealedPassword().map { SealedPassword(path: $0.path, exists: $0.exists) }
+            place.sealedPassword = SealedPassword(path: path, exists: try await keyring.sealedPasswordExists())
         } catch {
-            place.sealedPassword = SealedPassword(path: (keyring.keyringFilePath ?? "default.keyring") + ".tpm2", problem: String(describing: error))
+            place.sealedPassword = SealedPassword(path: path, problem: String(describing: error))
             if place.keyringFile != nil { problems.append(Problem(error, context: context)) }
         }
     }

@@ -5,10 +5,10 @@ import Threading
 
 /// The Secret Service on the session bus while one answers, else the keyring file sealed to the TPM
 /// (``KeyringFallback/sealedKeyringFile``). Each call finds its place afresh; before the Secret Service serves a group's
-/// first call in this process, the group's items move into it out of the file.
+/// first call in this process, the group is marked as kept there and its items move into it out of the file.
 ///
-/// A group whose items moved into a Secret Service is marked beside the file (``MoveMarks``): where no Secret Service
-/// answers later, nothing of it is created in the file. Both places share one creation lock, beside the file: a run creating in one place waits for a run creating in
+/// Where no Secret Service answers later, a marked group (``ServedGroups``) is neither read as absent from the file nor
+/// made there. Both places share one creation lock, beside the file: a run creating in one place waits for a run creating in
 /// the other, and each decides its place inside the lock, so no run creates an item in one place while another run has
 /// made it in the other.
 struct FallbackBackend: KeyringBackend {
@@ -30,11 +30,17 @@ struct FallbackBackend: KeyringBackend {
     }
 
     nonisolated(nonsending) func secret(matching attributes: KeyringAttributes) async throws -> KeyringSecret? {
-        try await place(for: attributes).secret(matching: attributes)
+        let place = try await place(for: attributes)
+        let secret = try await place.secret(matching: attributes)
+        if secret == nil { try await refuseIfServed([attributes], from: place) }
+        return secret
     }
 
     func secrets(matching queries: [KeyringAttributes]) async throws -> [KeyringSecret?] {
-        try await place(for: queries).secrets(matching: queries)
+        let place = try await place(for: queries)
+        let secrets = try await place.secrets(matching: queries)
+        try await refuseIfServed(zip(queries, secrets).filter { $0.1 == nil }.map(\.0), from: place)
+        return secrets
     }
 
     func secret(of item: KeyringItem) async throws -> KeyringSecret? {
@@ -42,7 +48,10 @@ struct FallbackBackend: KeyringBackend {
     }
 
     func items(matchingEach queries: [KeyringAttributes]) async throws -> [KeyringItem] {
-        try await place(for: queries).items(matchingEach: queries)
+        let place = try await place(for: queries)
+        let items = try await place.items(matchingEach: queries)
+        if items.isEmpty { try await refuseIfServed(queries, from: place) }
+        return items
     }
 
     func delete(_ item: KeyringItem) async throws -> Bool {
@@ -50,7 +59,10 @@ struct FallbackBackend: KeyringBackend {
     }
 
     func deleteAll(matchingEach queries: [KeyringAttributes]) async throws -> Int {
-        try await place(for: queries).deleteAll(matchingEach: queries)
+        let place = try await place(for: queries)
+        let deleted = try await place.deleteAll(matchingEach: queries)
+        if deleted == 0 { try await refuseIfServed(queries, from: place) }
+        return deleted
     }
 
     func lock(_ collection: KeyringCollection) async throws {
@@ -70,25 +82,33 @@ struct FallbackBackend: KeyringBackend {
         try await place(for: [attributes])
     }
 
-    /// The place for a call about `queries`: the Secret Service when it answers, once the items of their groups left
-    /// the file; else the file.
+    /// The place for a call about `queries`: the Secret Service when it answers, once their groups are settled there
+    /// (``settle(_:)``); else the file.
     private nonisolated(nonsending) func place(for queries: [KeyringAttributes]) async throws -> any KeyringBackend {
         guard try await serviceAnswers() else { return file }
         for group in Set(queries.map(Self.group)) where !group.isEmpty {
-            try await moveOutOfFile(group)
+            try await settle(group)
         }
         return service
     }
 
-    /// The place to write an item with `attributes` in. Throws ``KeyringError/serviceUnavailable(_:)`` when that is the
-    /// file and the item's group moved into a Secret Service before: the group's items are there, and it does not
-    /// answer now (a session without the desktop's bus); an item made in the file would stand beside them.
+    /// The place to write an item with `attributes` in: not the file for a group a Secret Service served before.
     private func placeToWrite(_ attributes: KeyringAttributes) async throws -> any KeyringBackend {
         let place = try await place(for: attributes)
-        guard place is KeyringFileBackend, MoveMarks(keyringPath: file.file.path).contains(Self.group(attributes)) else { return place }
+        try await refuseIfServed([attributes], from: place)
+        return place
+    }
+
+    /// Throws ``KeyringError/serviceUnavailable(_:)`` when `place` is the file and a group of `queries` was served by a
+    /// Secret Service before (marked in ``ServedGroups``): its items are there, and it does not answer now (a session
+    /// without the desktop's bus). The file's "none" would read as absent, and an item made there would stand beside them.
+    private func refuseIfServed(_ queries: [KeyringAttributes], from place: any KeyringBackend) async throws {
+        guard place is KeyringFileBackend, !queries.isEmpty else { return }
+        let (served, groups) = (ServedGroups(keyringPath: file.file.path), queries.map(Self.group))
+        guard try await BlockingExecutor.run(until: deadline, { _ in try groups.contains(where: served.contains) }) else { return }
         throw KeyringError.serviceUnavailable("""
-            the items of this group were moved out of the keyring file into a Secret Service, which does not answer here; \
-            nothing was created in the file
+            this group's items are kept in a Secret Service, which served it before and does not answer here; nothing is \
+            read from or made in the keyring file in its place
             """)
     }
 
@@ -122,61 +142,78 @@ struct FallbackBackend: KeyringBackend {
         }
     }
 
-    /// Moves the items of `group` out of the file into the Secret Service, once per process, under the group's lock:
-    /// each is added there (unless it holds a match already), read back and compared, and only then deleted from the
-    /// file. An interrupted move is finished by the next one; an item the service holds with another secret stays in
-    /// both places, untouched, and is logged. Nothing to do, and no TPM asked, while the file holds no items.
-    private func moveOutOfFile(_ group: KeyringAttributes) async throws {
+    /// Settles `group` in the Secret Service, once per process: marks it as served there (``ServedGroups``), so that no
+    /// later run without a Secret Service reads it as absent from the file or makes it there; then moves its items out
+    /// of the file, under the group's lock. Each is added to the service (unless it holds a match already), read back
+    /// and compared, and only then deleted from the file. An interrupted move is finished by the next one; an item the
+    /// service holds with another secret stays in both places, untouched, and is logged. No TPM is asked while the
+    /// file holds no items.
+    private func settle(_ group: KeyringAttributes) async throws {
         let key = canonicalEncoding(group)
-        guard !Self.moved.withLock({ $0.contains(key) }) else { return }
+        guard !Self.settled.withLock({ $0.contains(key) }) else { return }
         let (file, service) = (file, service)
         let path = file.file.path
-        guard try await BlockingExecutor.run(until: deadline, { _ in try KeyringFileFormat.check(path) > 0 }) else {
-            Self.moved.withLock { _ = $0.insert(key) }
-            return
+        let holdsItems = try await BlockingExecutor.run(until: deadline) { _ in
+            do {
+                try ServedGroups(keyringPath: path).insert(group)
+            } catch {
+                // The keyring file's folder cannot be written: no item can be made in the file either.
+                Logger.keyringFile.notice("cannot mark a group as kept in the Secret Service", metadata: ["reason": "\(error)"])
+            }
+            return try KeyringFileFormat.check(path) > 0
         }
-        try await withCreationLock(for: group.merging(["swift-deviceid": "move"]) { $1 }) {
-            // Marked before any item leaves the file, so that no later run without the Secret Service makes one there.
-            try MoveMarks(keyringPath: path).insert(group)
-            var moved = 0
-            for item in try await file.items(matchingEach: [group]) {
-                guard let secret = try await file.secret(of: item) else { continue }
-                let attributes = item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
-                _ = try await service.add(secret, label: item.label, attributes: attributes, in: .default, contentType: "application/octet-stream")
-                guard try await service.secret(matching: attributes) == secret else {
-                    Logger.keyringFile.notice("left an item in the keyring file: the Secret Service holds another secret under its attributes",
-                                              metadata: ["label": "\(item.label)"])
-                    continue
+        if holdsItems {
+            try await withCreationLock(for: group.merging(["swift-deviceid": "move"]) { $1 }) {
+                var moved = 0
+                for item in try await file.items(matchingEach: [group]) {
+                    guard let secret = try await file.secret(of: item) else { continue }
+                    let attributes = item.attributes.filter { $0.key != KeyringSchema.schemaAttribute }
+                    _ = try await service.add(secret, label: item.label, attributes: attributes, in: .default, contentType: "application/octet-stream")
+                    guard try await service.secret(matching: attributes) == secret else {
+                        Logger.keyringFile.notice("left an item in the keyring file: the Secret Service holds another secret under its attributes",
+                                                  metadata: ["label": "\(item.label)"])
+                        continue
+                    }
+                    do {
+                        _ = try await file.delete(item)
+                        moved += 1
+                    } catch KeyringError.invalidAttributes {
+                        // Other items of the file carry all of its attributes: deleting it would take them too.
+                        Logger.keyringFile.notice("left a copied item in the keyring file: others there carry all its attributes",
+                                                  metadata: ["label": "\(item.label)"])
+                    }
                 }
-                _ = try await file.delete(item)
-                moved += 1
-            }
-            if moved > 0 {
-                Logger.keyringFile.notice("moved items out of the keyring file into the Secret Service", metadata: ["count": "\(moved)"])
+                if moved > 0 {
+                    Logger.keyringFile.notice("moved items out of the keyring file into the Secret Service", metadata: ["count": "\(moved)"])
+                }
             }
         }
-        Self.moved.withLock { _ = $0.insert(key) }
+        Self.settled.withLock { _ = $0.insert(key) }
     }
 
-    /// The groups whose items this process moved (or found none of) already.
-    private static let moved = Locked<Set<String>>([])
+    /// The groups this process settled in the Secret Service already.
+    private static let settled = Locked<Set<String>>([])
 }
 
-/// The groups whose items moved out of the keyring file into a Secret Service: one empty file each, named by a digest of
-/// the group's attributes, in `swift-deviceid-moved-to-service/` beside the keyring file.
-struct MoveMarks {
+/// The groups a Secret Service served under the fallback — their items are kept there — as one empty file each, named
+/// by a digest of the group's attributes, in `swift-deviceid-in-secret-service/` beside the keyring file. Blocking.
+struct ServedGroups {
     let folder: String
 
-    init(keyringPath: String) { folder = Keyring.folder(of: keyringPath) + "/swift-deviceid-moved-to-service" }
+    init(keyringPath: String) { folder = Keyring.folder(of: keyringPath) + "/swift-deviceid-in-secret-service" }
 
     private func path(_ group: KeyringAttributes) -> String {
         folder + "/" + String(fnv1a(canonicalEncoding(group)), radix: 16)
     }
 
-    /// Whether `group` moved.
-    func contains(_ group: KeyringAttributes) -> Bool { access(path(group), F_OK) == 0 }
+    /// Whether `group` is marked; a mark that cannot be looked at is an error, never "not marked".
+    func contains(_ group: KeyringAttributes) throws -> Bool {
+        guard access(path(group), F_OK) != 0 else { return true }
+        guard errno == ENOENT else { throw failure(errno, path(group)) }
+        return false
+    }
 
-    /// Marks `group` as moved.
+    /// Marks `group`.
     func insert(_ group: KeyringAttributes) throws {
         guard g_mkdir_with_parents(folder, 0o700) == 0 else { throw failure(errno, folder) }
         let descriptor = open(path(group), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -185,6 +222,6 @@ struct MoveMarks {
     }
 
     private func failure(_ code: Int32, _ place: String) -> KeyringError {
-        KeyringFileAccess.error(code, at: place, path: place, otherwise: "the mark of the move out of the keyring file cannot be written")
+        KeyringFileAccess.error(code, at: place, path: place, otherwise: "the mark of a group kept in the Secret Service cannot be used")
     }
 }

@@ -17,6 +17,8 @@ final class SealedKeyringPassword: Sendable {
     /// The keyring file it opens.
     private let keyringPath: String
     private let unsealed = Locked<KeyringSecret?>(nil)
+    /// The TPM's work under way, which a call gave up on or is waiting for.
+    private let pending = Locked<AbandonableWork<(SealedData?, KeyringSecret)>?>(nil)
 
     init(keyringPath: String) {
         self.keyringPath = keyringPath
@@ -34,31 +36,28 @@ final class SealedKeyringPassword: Sendable {
     /// new one, sealed and published now. The TPM's work is given up on when `call` is cancelled or reaches its deadline.
     func password(keyringExists: Bool, _ call: KeyringCall) throws -> KeyringSecret {
         if let password = unsealed.withLock({ $0 }) { return password }
-        let password: KeyringSecret
-        if let sealed = try read() {
-            password = try unseal(sealed, call)
-        } else if keyringExists {
-            // Another process may have just made both.
-            guard let sealed = try read() else {
-                throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
-                    its password, sealed to this machine's TPM, is missing (\(path)), and no other opens it; put that file \
-                    back if it was moved, or use the keyring that wrote the file
-                    """)
+        let sealed = try existing(keyringExists: keyringExists)
+        var (made, password) = try onTPM(call) { [tcti = Self.tcti] in
+            guard let sealed else {
+                return try SealedData.sealingRandomBytes(count: Self.passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) }
             }
-            password = try unseal(sealed, call)
-        } else {
-            password = try makeAndPublish(call)
+            return (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) })
+        }
+        if let made, try !publish(Self.encode(made)) {
+            // Another process published one first: that one is the password.
+            guard let theirs = try read() else { throw KeyringError.keptChanging("publication of the keyring file's sealed password") }
+            (_, password) = try onTPM(call) { [tcti = Self.tcti] in (nil, try theirs.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
         }
         unsealed.withLock { $0 = password }
         return password
     }
 
-    /// Whether a sealed password exists and this machine's TPM unseals it; `false` when none is sealed yet. Makes
-    /// nothing: for `deviceid doctor`.
+    /// Whether a sealed password exists and this machine's TPM unseals it; `false` when none is sealed yet (and no
+    /// keyring file needs one: a keyring file without one is the error a read would throw). Makes nothing: for `deviceid doctor`.
     func unsealsExisting(_ call: KeyringCall) throws -> Bool {
         guard unsealed.withLock({ $0 }) == nil else { return true }
-        guard let sealed = try read() else { return false }
-        let password = try unseal(sealed, call)
+        guard let sealed = try existing(keyringExists: try FileState(of: keyringPath) != nil) else { return false }
+        let (_, password) = try onTPM(call) { [tcti = Self.tcti] in (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
         unsealed.withLock { $0 = password }
         return true
     }
@@ -66,41 +65,45 @@ final class SealedKeyringPassword: Sendable {
     /// Lets go of the unsealed password (wiped once no load holds it); the next load unseals it again.
     func forget() { unsealed.withLock { $0 = nil } }
 
-    /// Whether the sealed password's file exists.
-    var exists: Bool { access(path, F_OK) == 0 }
-
-    private func unseal(_ sealed: SealedData, _ call: KeyringCall) throws -> KeyringSecret {
-        let tcti = Self.tcti
-        return try onTPM(call) { try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) } }
-    }
-
-    /// Makes a password, seals it, and publishes the sealed file unless another process published one first: then
-    /// that one is unsealed and used.
-    private func makeAndPublish(_ call: KeyringCall) throws -> KeyringSecret {
-        let tcti = Self.tcti
-        let (sealed, password) = try onTPM(call) {
-            try SealedData.sealingRandomBytes(count: Self.passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) }
+    /// The sealed password, or `nil` when there is none and none is needed: there is no keyring file either. A keyring
+    /// file without one is an error, never a reason to seal a new password (its items would be lost under it).
+    private func existing(keyringExists: Bool) throws -> SealedData? {
+        if let sealed = try read() { return sealed }
+        guard keyringExists else { return nil }
+        // Another process may have just made both.
+        guard let sealed = try read() else {
+            throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
+                its password, sealed to this machine's TPM, is missing (\(path)), and no other opens it; put that file \
+                back if it was moved, or use the keyring that wrote the file
+                """)
         }
-        try call.checkCancellation()
-        if try publish(Self.encode(sealed)) { return password }
-        guard let theirs = try read() else {
-            throw KeyringError.keptChanging("publication of the keyring file's sealed password")
-        }
-        return try unseal(theirs, call)
+        return sealed
     }
 
     /// Runs TPM work on a thread of its own, given up on (left to finish in the background) once `call` is cancelled
-    /// or its deadline passes: a TPM that stops answering never holds the caller past it.
-    private func onTPM<Value: Sendable>(_ call: KeyringCall, _ work: @escaping @Sendable () throws -> Value) throws -> Value {
+    /// or its deadline passes: a TPM that stops answering never holds the caller past it. While work given up on still
+    /// runs, the next call waits for it rather than start more; whatever it made (a password sealed, or unsealed) is
+    /// that call's.
+    private func onTPM(
+        _ call: KeyringCall, _ work: @escaping @Sendable () throws -> (SealedData?, KeyringSecret)
+    ) throws -> (SealedData?, KeyringSecret) {
         call.armDeadline()
         try call.checkCancellation()
+        let job = pending.withLock { pending in
+            if let running = pending { return running }
+            let started = AbandonableWork(work)
+            pending = started
+            return started
+        }
         do {
-            guard let value = try WorkerThreads.wait(for: work, while: { (try? call.checkCancellation()) != nil }) else {
+            guard let value = try job.wait(while: { (try? call.checkCancellation()) != nil }) else {
                 guard call.hasExpired else { throw KeyringError.cancelled }
                 throw KeyringError.tpmUnavailable("it did not answer within \(call.timeout): check that the TPM (or its resource manager) is running")
             }
+            pending.withLock { if $0 === job { $0 = nil } }
             return value
         } catch let failure as TPMFailure {
+            pending.withLock { if $0 === job { $0 = nil } }
             guard failure == .keyFromAnotherTPM else { throw KeyringError.tpmUnavailable(failure.description) }
             throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
                 this machine's TPM cannot unseal its password (\(path)): it was sealed by another machine's TPM, or this TPM \
@@ -142,6 +145,12 @@ final class SealedKeyringPassword: Sendable {
         guard link(temporary, path) == 0 else {
             guard errno == EEXIST else { throw failure(errno, path) }
             return false
+        }
+        // The link itself reaches the disk before the keyring file it opens can.
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
         }
         return true
     }
@@ -198,7 +207,9 @@ final class SealedKeyringPassword: Sendable {
             }
             return Data(bytes: start, count: Int(count))
         }
-        return SealedData(privateArea: try area(0), publicArea: try area(2))
+        let sealed = SealedData(privateArea: try area(0), publicArea: try area(2))
+        guard sealed.isWellFormed else { throw foreign(path, "its areas are not those of a sealed data object") }
+        return sealed
     }
 
     private static func foreign(_ path: String, _ detail: String) -> KeyringError {

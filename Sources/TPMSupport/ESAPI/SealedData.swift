@@ -19,6 +19,18 @@ package struct SealedData: Sendable, Equatable {
         self.publicArea = publicArea
     }
 
+    /// Whether the areas are exactly one marshaled private and one public area of a data object sealed as libsecret
+    /// seals one (a keyed-hash object with no scheme, named with SHA-256), nothing before or after: what a TPM could
+    /// load and unseal. Asks no TPM.
+    package var isWellFormed: Bool {
+        privateArea.withUnsafeBytes { privateArea in
+            publicArea.withUnsafeBytes { publicArea in
+                deviceid_tss_check_sealed(privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count,
+                                          publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count) == TSS2_RC_SUCCESS
+            }
+        }
+    }
+
     /// Makes `count` random bytes (at most 128), seals them to the TPM that `tcti` names (`nil`: the kernel's resource
     /// manager), and calls `body` with their sealed form and the bytes, which are wiped afterwards.
     package static func sealingRandomBytes<Result>(

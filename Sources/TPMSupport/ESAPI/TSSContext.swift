@@ -13,21 +13,20 @@ final class TSSContext {
 
     /// Opens the TPM that OpenSSL's provider uses: `TPM2OPENSSL_TCTI`, else the kernel's resource manager.
     convenience init() throws(TPMFailure) {
-        let configuration = getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }
-        // swtpm and the simulator serve one connection at a time, and the provider keeps its own open: a second one
-        // would wait for ever (ESAPI's synchronous calls retry a timeout without end).
-        if let configuration, ["swtpm", "mssim"].contains(where: configuration.hasPrefix) {
-            throw .failed(OpenSSLFailure("TPM2OPENSSL_TCTI", reason: """
-                \(configuration.prefix { $0 != ":" }) serves one connection at a time, which OpenSSL's tpm2 provider holds: \
-                reach the TPM through a resource manager (tpm2-abrmd, TPM2OPENSSL_TCTI=tabrmd:…) to attest keys
-                """))
-        }
-        try self.init(tcti: configuration)
+        try self.init(tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) })
     }
 
     /// Opens the TPM that `configuration` names (a TCTI configuration: `tabrmd:…`, `device:/dev/tpmrm0`), or the
     /// kernel's resource manager for `nil`.
     init(tcti configuration: String?) throws(TPMFailure) {
+        // swtpm and the simulator serve one connection at a time, and OpenSSL's provider keeps its own open once it used
+        // the TPM: a second one would wait for ever (ESAPI's synchronous calls retry a timeout without end).
+        if let configuration, ["swtpm", "mssim"].contains(where: configuration.hasPrefix) {
+            throw .failed(OpenSSLFailure("TCTI", reason: """
+                \(configuration.prefix { $0 != ":" }) serves one connection at a time, which OpenSSL's tpm2 provider may hold: \
+                reach the TPM through a resource manager (tpm2-abrmd: tabrmd:…)
+                """))
+        }
         if configuration == nil { try TPM.checkDevice() }
         var context: OpaquePointer?
         let code = configuration.withOptionalCString { deviceid_tss_open($0, &context) }
