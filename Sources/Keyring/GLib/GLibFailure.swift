@@ -102,8 +102,9 @@ extension GLibFailure {
             return .portalUnavailable(message)
         }
         if isSecret(SECRET_ERROR_PROTOCOL) {
-            return unreadable("it holds items the key the Secret portal gave cannot open (\(message)): they were written under "
-                + "another key — another login keyring, or a file copied from elsewhere")
+            return unreadable("it holds items the key it was opened with (the Secret portal's, or the password sealed to the TPM) "
+                + "cannot open (\(message)): they were written under another key — another login keyring or sealed password, or a "
+                + "file copied from elsewhere")
         }
         if isIO(G_IO_ERROR_WRONG_ETAG) { return .keptChanging("write of the keyring file") }
         return unreadable(message)

@@ -45,7 +45,8 @@ final class LibsecretFileBackend: @unchecked Sendable {
                     .assumingMemoryBound(to: SecretBackendInterface.self))
             }
         } catch var failure as GLibFailure {
-            failure.keyringFile = (path, true)
+            // Opening the backend asks the Secret portal first; a collection given the TPM's password asks nobody.
+            failure.keyringFile = (path, password == nil)
             throw failure
         }
     }

@@ -37,16 +37,11 @@ final class SealedKeyringPassword: Sendable {
     func password(keyringExists: Bool, _ call: KeyringCall) throws -> KeyringSecret {
         if let password = unsealed.withLock({ $0 }) { return password }
         let sealed = try existing(keyringExists: keyringExists)
-        var (made, password) = try onTPM(call) { [tcti = Self.tcti] in
-            guard let sealed else {
-                return try SealedData.sealingRandomBytes(count: Self.passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) }
-            }
-            return (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) })
-        }
+        var (made, password) = try onTPM(call, sealed.map(Self.unsealing) ?? Self.sealingNew)
         if let made, try !publish(Self.encode(made)) {
             // Another process published one first: that one is the password.
             guard let theirs = try read() else { throw KeyringError.keptChanging("publication of the keyring file's sealed password") }
-            (_, password) = try onTPM(call) { [tcti = Self.tcti] in (nil, try theirs.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
+            (_, password) = try onTPM(call, Self.unsealing(theirs))
         }
         unsealed.withLock { $0 = password }
         return password
@@ -57,9 +52,19 @@ final class SealedKeyringPassword: Sendable {
     func unsealsExisting(_ call: KeyringCall) throws -> Bool {
         guard unsealed.withLock({ $0 }) == nil else { return true }
         guard let sealed = try existing(keyringExists: try FileState(of: keyringPath) != nil) else { return false }
-        let (_, password) = try onTPM(call) { [tcti = Self.tcti] in (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
+        let (_, password) = try onTPM(call, Self.unsealing(sealed))
         unsealed.withLock { $0 = password }
         return true
+    }
+
+    /// The TPM's work of unsealing `sealed`, as ``onTPM(_:_:)`` runs it.
+    private static func unsealing(_ sealed: SealedData) -> @Sendable () throws -> (SealedData?, KeyringSecret) {
+        { [tcti = Self.tcti] in (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
+    }
+
+    /// The TPM's work of making a new password and sealing it, as ``onTPM(_:_:)`` runs it.
+    private static var sealingNew: @Sendable () throws -> (SealedData?, KeyringSecret) {
+        { [tcti = Self.tcti] in try SealedData.sealingRandomBytes(count: passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) } }
     }
 
     /// Lets go of the unsealed password (wiped once no load holds it); the next load unseals it again.
