@@ -27,26 +27,23 @@ public final class PrivatePostgres: Sendable {
         let directory = "/tmp/deviceid-pg-\(UUID().uuidString.prefix(8))"
         let result: Result<Value, any Error>
         do {
-            try await ChildProcess.succeed(script, ["start", directory])
+            try await ChildProcess.succeed(script("private-postgres"), ["start", directory])
             result = .success(try await body(try PrivatePostgres(directory: directory)))
         } catch {
             result = .failure(error)
         }
-        _ = try? await ChildProcess.succeed(script, ["stop", directory])
+        _ = try? await ChildProcess.succeed(script("private-postgres"), ["stop", directory])
         return try result.get()
     }
 
     /// Stops the server as an operator's restart does (`-m fast`: every client's connection ends at once, its open
     /// transactions rolled back) and starts it again; returns once it takes connections.
     public func restart() async throws {
-        try await ChildProcess.succeed(Self.script, ["restart", directory])
+        try await ChildProcess.succeed(script("private-postgres"), ["restart", directory])
     }
 
     /// Runs `sql` (statements separated by semicolons) as the database's owner, over the Unix socket.
     public func execute(_ sql: String) async throws {
-        try await ChildProcess.succeed(Self.script, ["sql", directory, sql])
+        try await ChildProcess.succeed(script("private-postgres"), ["sql", directory, sql])
     }
-
-    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/private-postgres").path
 }

@@ -89,31 +89,25 @@ public final class PrivateTPM: Sendable {
     /// given to trust, as it would be given the TPM makers' CAs.
     public var endorsementCA: URL { TPMManufacturer.shared.certificates }
 
-    /// Starts swtpm and the resource manager in front of it; with `swallowed`, through the proxy that never answers the
-    /// command of that code.
+    /// Starts swtpm and the resource manager in front of it (`scripts/software-tpm serve` and `manage`, which become
+    /// them); with `swallowed`, through the proxy that never answers the command of that code.
     private func start(swallowing swallowed: UInt32? = nil) async throws {
         guard let directory = state.withLock({ $0 }) else { throw Failure(description: "the TPM has no state directory") }
         let environment = ProcessInfo.processInfo.environment
-        try launch("swtpm", [
-            "socket", "--tpm2", "--tpmstate", "dir=\(directory.path)",
-            "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1", "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
-            "--flags", "not-need-init,startup-clear",
-        ], environment: environment)
+        try launch(script("software-tpm"), ["serve", directory.path, String(port)], environment: environment)
         try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
         var tpmPort = port
         if let swallowed {
             let portFile = directory.appendingPathComponent("proxy-port").path
             try? FileManager.default.removeItem(atPath: portFile)
-            try launch(Self.proxy, [String(port), String(swallowed), portFile], environment: environment)
+            try launch(script("swallowing-tpm-proxy"), [String(port), String(swallowed), portFile], environment: environment)
             try await waitUntil("the swallowing proxy listens") { FileManager.default.fileExists(atPath: portFile) }
             guard let proxyPort = Int(try String(contentsOfFile: portFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw Failure(description: "the swallowing proxy wrote no port")
             }
             tpmPort = proxyPort
         }
-        let manager = try launch("tpm2-abrmd", [
-            "--allow-root", "--dbus-name=\(busName)", "--tcti=swtpm:host=127.0.0.1,port=\(tpmPort)",
-        ], environment: environment)
+        let manager = try launch(script("software-tpm"), ["manage", busName, String(tpmPort)], environment: environment)
         // The name owned by this manager, not merely owned: after a restart the bus may not yet have dropped the name
         // of the one just killed, and a client would then reach nobody.
         let bus = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
@@ -137,9 +131,6 @@ public final class PrivateTPM: Sendable {
         await stop()
         if let directory = state.withLock({ $0 }) { try? FileManager.default.removeItem(at: directory) }
     }
-
-    private static let proxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/swallowing-tpm-proxy").path
 
     /// Whether something accepts TCP connections on the loopback `port`.
     private static func accepts(port: Int) -> Bool {

@@ -6,8 +6,6 @@ final class TPMManufacturer: Sendable {
     static let shared = TPMManufacturer()
 
     private let authority = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-tpm-maker-\(UUID().uuidString)")
-    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/software-tpm")
 
     /// The authority's certificates, its root and the intermediate that signs endorsement certificates (PEM), as TPM
     /// makers publish theirs; made with the first TPM.
@@ -16,7 +14,7 @@ final class TPMManufacturer: Sendable {
     /// Writes a new TPM's state into `stateDirectory`; with `certificates` false, endorsement keys without certificates.
     func manufacture(stateIn stateDirectory: URL, certificates: Bool = true) async throws {
         let made = try await ChildProcess.run(
-            Self.script.path, ["manufacture", stateDirectory.path, authority.path] + (certificates ? [] : ["--no-certificates"]),
+            script("software-tpm"), ["manufacture", stateDirectory.path, authority.path] + (certificates ? [] : ["--no-certificates"]),
             environment: ProcessInfo.processInfo.environment)
         guard made.status == 0 else { throw PrivateTPM.Failure(description: "the TPM could not be made (\(made.status)): \(made.errorText)") }
     }
