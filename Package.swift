@@ -134,7 +134,10 @@ let package = Package(
             dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "DeviceIdTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "DeviceVerifierTests", dependencies: ["DeviceVerifier"]),
+        .testTarget(name: "OpenSSLSupportTests", dependencies: ["OpenSSLSupport"]),
+        .testTarget(name: "TPMSupportTests", dependencies: ["TPMSupport", "OpenSSLSupport", "Threading", "DeviceIdTestSupport"]),
+        // On fixtures made once by a software TPM and the release command (Fixtures/make-fixtures): no keyring, bus or TPM.
+        .testTarget(name: "DeviceVerifierTests", dependencies: ["DeviceVerifier", "OpenSSLSupport"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "DeviceIdTests",
             dependencies: [
@@ -145,8 +148,7 @@ let package = Package(
         .testTarget(name: "DeviceIdUserDefaultsTests", dependencies: ["DeviceIdUserDefaults", "DeviceId", "SecureStorage", "Keyring", "DeviceIdTestSupport"]),
         .testTarget(
             name: "DeviceCheckTests",
-            dependencies: ["DeviceCheck", "DeviceVerifier", "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport", "DeviceIdTestSupport"],
-            exclude: ["Fixtures"]
+            dependencies: ["DeviceCheck", "DeviceVerifier", "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport", "DeviceIdTestSupport"]
         ),
         .testTarget(name: "MainLoopIntegrationTests", dependencies: ["DeviceIdTestSupport"]),
         .testTarget(name: "DeviceIdCommandTests", dependencies: ["DeviceId", "Keyring", "SecureStorage", "DeviceIdTestSupport"]),

@@ -204,11 +204,11 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("Altered attestations are refused: another key's, another token's, a flipped byte, a CA's certificate, a second endorsement key's, an untrusted maker")
+    @Test("Re-signed by its own key, a token's attestation verifies; one made over one token's jti (as earlier versions made them) verifies in that token only. What else is altered is refused in DeviceVerifierTests, on fixtures")
     func altered() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
-                let (first, second) = (try await identifier(keyring), try await identifier(keyring))
+                let first = try await identifier(keyring)
                 let firstToken = try DeviceToken.verify(try await device(first).generateToken(), team: "TEAM")
                 let attested = try #require(try attestation(firstToken))
                 let jti = try #require(Data(base64URL: firstToken.tokenID))
@@ -219,89 +219,12 @@ struct TPMAttestationTests {
 
                 // Unchanged, re-signed by its own key: accepted.
                 try await verify(attested, signedBy: first, jti: jti)
-                // The first key's attestation in a token of the second key.
-                await #expect(throws: TPMAttestationError.mismatch("the certified key is another key")) {
-                    try await verify(attested, signedBy: second, jti: jti)
-                }
-                // The key's attestation is made over the key and kept: another token of the same key carries it.
-                try await verify(attested, signedBy: first, jti: Data(repeating: 7, count: 16))
                 // One made over one token's jti (as earlier versions made them), replayed in another token of the key.
                 let wrapped = try #require(try await first.wrappedTPMKey())
                 let perToken = TPMAttestation(try TPMAttestor.attest(wrappedKey: wrapped, nonce: jti))
                 try await verify(perToken, signedBy: first, jti: jti)
                 await #expect(throws: TPMAttestationError.mismatch("the certification was made for another key or token")) {
                     try await verify(perToken, signedBy: first, jti: Data(repeating: 7, count: 16))
-                }
-                // One byte of the certify information changed (its clock): the AK's signature no longer verifies.
-                var info = attested.certifyInfo
-                info[info.count - 80] ^= 1
-                await #expect(throws: TPMAttestationError.badSignature) {
-                    try await verify(TPMAttestation(endorsementCertificate: attested.endorsementCertificate, attestationKey: attested.attestationKey,
-                                                    certifiedKey: attested.certifiedKey, certifyInfo: info, signature: attested.signature,
-                                                    witness: attested.witness),
-                                     signedBy: first, jti: jti)
-                }
-                // The maker's own CA certificate in place of the endorsement certificate: it chains, but is no EK's.
-                let pem = try String(contentsOf: tpm.endorsementCA, encoding: .utf8)
-                let base64 = pem.components(separatedBy: "-----")[2].filter { !$0.isWhitespace }
-                let authority = try #require(Data(base64Encoded: base64))
-                await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is a CA certificate")) {
-                    try await verify(TPMAttestation(endorsementCertificate: authority, attestationKey: attested.attestationKey,
-                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
-                                                    signature: attested.signature, witness: attested.witness),
-                                     signedBy: first, jti: jti)
-                }
-                // The same maker's certificate of a 3072-bit endorsement key (a TPM with two has two certificates): refused,
-                // so that one TPM gives one pseudonym.
-                let maker = tpm.endorsementCA.deletingLastPathComponent().path
-                let made = try await ChildProcess.run("/bin/sh", ["-c", """
-                    printf 'keyUsage=critical,keyEncipherment\\nextendedKeyUsage=2.23.133.8.1\\nbasicConstraints=critical,CA:FALSE\\n' > "$1/ek3072.ext"
-                    openssl genrsa 3072 2>/dev/null | openssl req -new -key /dev/stdin -subj /CN=ek 2>/dev/null |
-                        openssl x509 -req -CA "$1/issuercert.pem" -CAkey "$1/signkey.pem" -set_serial 3072 -extfile "$1/ek3072.ext" -days 1 -outform DER 2>/dev/null
-                    """, "sh", maker], environment: ProcessInfo.processInfo.environment)
-                #expect(made.status == 0 && !made.stdout.isEmpty)
-                await #expect(throws: TPMAttestationError.malformed("the endorsement certificate is not for a 2048-bit RSA key")) {
-                    try await verify(TPMAttestation(endorsementCertificate: made.stdout, attestationKey: attested.attestationKey,
-                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
-                                                    signature: attested.signature, witness: attested.witness),
-                                     signedBy: first, jti: jti)
-                }
-                // The same TPM's other 2048-bit RSA endorsement key (the TCG's high range: template H-1, its policy and
-                // attributes), certified by the same maker: the certificate chains and fits the profile, and this TPM could
-                // release a credential sealed to it, but the witness shows the key the TPM holds under L-1 is another.
-                // Refused, so that one TPM cannot be activated as two devices.
-                let environment = ProcessInfo.processInfo.environment
-                let highRange = try await ChildProcess.run("/bin/sh", ["-c", """
-                    set -e
-                    cd "$1"
-                    perl -e 'print pack("H*", "ca3d0a99a2b93906f7a3342414efcfb3a385d44cd1fd459089d19b5071c0b7a0")' > h1.policy
-                    tpm2_createprimary -Q -C e -g sha256 -G rsa2048:null:aes128cfb -L h1.policy -c h1.context \
-                        -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|adminwithpolicy|restricted|decrypt'
-                    tpm2_readpublic -Q -c h1.context -f pem -o h1.pem
-                    printf 'keyUsage=critical,keyEncipherment\nextendedKeyUsage=2.23.133.8.1\nbasicConstraints=critical,CA:FALSE\n' > h1.ext
-                    openssl req -new -newkey rsa:2048 -nodes -keyout /dev/null -subj /CN=ek 2>/dev/null |
-                        openssl x509 -req -force_pubkey h1.pem -CA issuercert.pem -CAkey signkey.pem -set_serial 2049 -extfile h1.ext -days 1 -outform DER 2>/dev/null
-                    """, "sh", maker], environment: environment.merging(["TPM2TOOLS_TCTI": environment["TPM2OPENSSL_TCTI"] ?? ""]) { $1 })
-                #expect(highRange.status == 0 && !highRange.stdout.isEmpty, "\(highRange.errorText)")
-                let secondKey = try X509Certificate(der: highRange.stdout).rsaPublicKey().publicNumbers().modulus
-                #expect(secondKey != (try X509Certificate(der: attested.endorsementCertificate).rsaPublicKey().publicNumbers().modulus))
-                await #expect(throws: TPMAttestationError.mismatch("the endorsement key that made the witness is not the certificate's under the TCG's template")) {
-                    try await verify(TPMAttestation(endorsementCertificate: highRange.stdout, attestationKey: attested.attestationKey,
-                                                    certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo,
-                                                    signature: attested.signature, witness: attested.witness),
-                                     signedBy: first, jti: jti)
-                }
-                // An attestation without the witness, as earlier versions made them: the token stands, unattested.
-                await #expect(throws: TPMAttestationError.untrustedEndorsement(
-                    "made by an earlier version, it does not show which endorsement key it is (update the device)")) {
-                    try verifier.verify(try DeviceToken.verify(try await token(signedBy: first, carrying: TPMAttestation(
-                        endorsementCertificate: attested.endorsementCertificate, attestationKey: attested.attestationKey,
-                        certifiedKey: attested.certifiedKey, certifyInfo: attested.certifyInfo, signature: attested.signature, witness: nil), jti: jti), team: "TEAM"))
-                }
-                // A verifier trusting another maker only.
-                let stranger = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Self.strangerCA))
-                #expect(throws: TPMAttestationError.untrustedEndorsement("unable to get local issuer certificate")) {
-                    try stranger.verify(firstToken, openedWith: opener)
                 }
             }
         }
@@ -423,7 +346,4 @@ struct TPMAttestationTests {
             }
         }
     }
-
-    /// A CA that made no TPM here.
-    static let strangerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/stranger-ca.pem")
 }
