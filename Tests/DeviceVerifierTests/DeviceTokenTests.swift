@@ -4,11 +4,7 @@ import Testing
 
 @Suite("Device tokens the release command made, checked with the token alone")
 struct DeviceTokenTests {
-    let fixtures: Fixtures
-
-    init() throws {
-        fixtures = try Fixtures()
-    }
+    var fixtures: Fixtures { get throws { try Fixtures.loaded.get() } }
 
     @Test("Each algorithm's token verifies for its team when it was made, names the id `deviceid id` printed, and says its lifetime and algorithm",
           arguments: [("rs256", "RS256"), ("ps256", "PS256"), ("es256", "ES256"), ("tpm-p256", "ES256"), ("tpm-rsa", "RS256")])

@@ -28,7 +28,10 @@ struct Fixtures {
     /// A verifier that trusts the software TPM's maker.
     let verifier: TPMAttestationVerifier
 
-    init() throws {
+    /// The fixtures, read once for all the tests.
+    static let loaded = Result { try Fixtures() }
+
+    private init() throws {
         tokens = try JSONDecoder().decode([String: Token].self, from: try Self.data("tokens.json"))
         let key = try #require(Data(base64URL: try String(decoding: Self.data("opener.key"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
         opener = try AttestationOpener(privateKey: [UInt8](key))

@@ -5,11 +5,7 @@ import Testing
 
 @Suite("TPM attestations a software TPM made, checked against its maker's certificates")
 struct TPMAttestationTests {
-    let fixtures: Fixtures
-
-    init() throws {
-        fixtures = try Fixtures()
-    }
+    var fixtures: Fixtures { get throws { try Fixtures.loaded.get() } }
 
     @Test("A TPM-held key's attestation verifies, opened with the server's key, in every token of that key; with another key, or none, it does not open")
     func verifies() throws {
