@@ -134,7 +134,7 @@ let package = Package(
             dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "DeviceIdTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "OpenSSLSupportTests", dependencies: ["OpenSSLSupport"]),
+        .testTarget(name: "OpenSSLSupportTests", dependencies: ["OpenSSLSupport", "DeviceIdTestSupport"]),
         .testTarget(name: "TPMSupportTests", dependencies: ["TPMSupport", "OpenSSLSupport", "Threading", "DeviceIdTestSupport"]),
         // On fixtures made once by a software TPM and the release command (Fixtures/make-fixtures): no keyring, bus or TPM.
         .testTarget(name: "DeviceVerifierTests", dependencies: ["DeviceVerifier", "OpenSSLSupport"], resources: [.copy("Fixtures")]),

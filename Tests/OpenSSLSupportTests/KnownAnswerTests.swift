@@ -1,3 +1,4 @@
+import DeviceIdTestSupport
 import Foundation
 import OpenSSLSupport
 import Testing
@@ -6,10 +7,10 @@ import Testing
 struct KnownAnswerTests {
     @Test("SHA-256, SHA-1 and HMAC-SHA-256: FIPS 180-2's \"abc\" and RFC 4231's second case")
     func digests() throws {
-        #expect(hex(Digest.sha256(Data("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex(try Digest.sha1(Data("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
-        #expect(hex(Digest.hmacSHA256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8)))
-                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(Data(Digest.sha256(Data("abc".utf8))) == hexData("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
+        #expect(Data(try Digest.sha1(Data("abc".utf8))) == hexData("a9993e364706816aba3e25717850c26c9cd0d89d"))
+        #expect(Data(Digest.hmacSHA256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8)))
+                == hexData("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
     }
 
     @Test("AES-256-GCM: the GCM specification's cases 13 and 14 seal and open; a flipped tag opens to nothing, the output wiped")
@@ -25,7 +26,7 @@ struct KnownAnswerTests {
                     try output.withUnsafeMutableBytes { try AES256GCM.seal(input, key: key, nonce: nonce, aad: [], into: $0) }
                 }
             }
-            #expect(hex(output) == sealed)
+            #expect(Data(output) == hexData(sealed))
             for flip in [false, true] {
                 var received = output
                 if flip { received[received.count - 1] ^= 1 }
@@ -49,11 +50,7 @@ struct KnownAnswerTests {
                 try Scrypt.derive(passphrase, salt: Array("NaCl".utf8), log2N: 10, r: 8, p: 16, maximumMemory: 32 << 20, into: $0)
             }
         }
-        #expect(hex(key) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        #expect(Data(key) == hexData("fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640"))
     }
 }
 
-/// Lowercase hex, as the published answers are written.
-private func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
