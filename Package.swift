@@ -122,7 +122,7 @@ let package = Package(
         // TPM, PostgreSQL, a sandbox, an X server; the server's tests use it too.
         .target(
             name: "DeviceIdTestSupport",
-            dependencies: ["Keyring", "DeviceVerifier", "CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Keyring", "DeviceVerifier", "OpenSSLSupport", "CLibSecret", "Threading", .product(name: "Logging", package: "swift-log")],
             path: "Tests/DeviceIdTestSupport",
             exclude: ["Fixtures"]
         ),

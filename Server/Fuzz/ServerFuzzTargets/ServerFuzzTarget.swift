@@ -1,8 +1,8 @@
 import DeviceVerifier
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import FuzzDriver
-import JWTKit
 
 /// What deviceid-server reads from a team's backend, driven with arbitrary bytes: by libFuzzer through
 /// `DeviceIdServerFuzz` (`scripts/fuzz`), and by the tests through the seed corpus in `Server/Fuzz/Corpus`.
@@ -37,8 +37,7 @@ package enum ServerFuzzTarget: String, Fuzzable {
     package func madeInputs() async throws -> [Data] {
         switch self {
         case .teamJWT:
-            let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: Self.teamKeyPEM), kid: JWKIdentifier(string: Self.keyID))
-            return [Data(try await keys.sign(TeamClaims(team: Self.team, issuedAt: Self.now.addingTimeInterval(-600)), kid: JWKIdentifier(string: Self.keyID)).utf8)]
+            return [Data(try await Self.teamKey.get().teamJWT(team: Self.team, keyID: Self.keyID, issued: Self.now.addingTimeInterval(-600)).utf8)]
         case .request, .signedTeamJWT:
             return []
         }
@@ -48,9 +47,8 @@ package enum ServerFuzzTarget: String, Fuzzable {
     /// with the team's key whatever the header says.
     private static func signed(_ input: Data) async throws -> String {
         let separator = input.firstIndex(of: 0xFF) ?? input.endIndex
-        let key = try await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: teamKeyPEM)).getKey()
         let jwt = try await CompactJWS.signed(header: Data(input[..<separator]), payload: Data(input[separator...].dropFirst())) {
-            Data(try key.sign($0))
+            try teamKey.get().sign($0)
         }
         return String(decoding: jwt, as: UTF8.self)
     }
@@ -62,20 +60,16 @@ package enum ServerFuzzTarget: String, Fuzzable {
     package static let now = Date(timeIntervalSince1970: 1_795_395_000)
     /// The `kid` of the team's JWTs.
     static let keyID = "fuzz-kid"
-    /// The team's signing key: made for fuzzing, signing nothing else.
-    static let teamKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgH7gWocsEI+QT3oW0
-        pwOkzdiovtoiMtwRC+7Y1NiYIUmhRANCAARdqkg1QhvKTcXUBfEKadUpCzpA7gzF
-        00aQoI1nvioyaheNXpqK81eifrzFKkiXgQ6SqWSkvpgCBxA+M9oaolK7
-        -----END PRIVATE KEY-----
-        """
+    /// The team's signing key (`04‖X‖Y‖D`): made for fuzzing, signing nothing else.
+    static let teamKey = Result {
+        try TeamSigningKey(privateKeyX963: Data(base64Encoded:
+            "BF2qSDVCG8pNxdQF8Qpp1SkLOkDuDMXTRpCgjWe+KjJqF41emorzV6J+vMUqSJeBDpKpZKS+mAIHED4z2hqiUrsfuBahywQj5BPehbSnA6TN2Ki+2iIy3BEL7tjU2JghSQ==") ?? Data())
+    }
     /// One SQLite store for the process, in memory, holding the team.
     static let store = Task<any BitStore, any Error> {
         let store = try await SQLiteBitStore(path: ":memory:")
         try await store.migrate()
-        let publicKey = try ES256PrivateKey(pem: teamKeyPEM).publicKey.pemRepresentation
-        try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: publicKey))
+        try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: try teamKey.get().publicKey().pem()))
         return store
     }
 }

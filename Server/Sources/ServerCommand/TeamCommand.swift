@@ -22,9 +22,13 @@ struct TeamCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let pem = try String(contentsOfFile: publicKey, encoding: .utf8)
-            guard pem.contains("-----BEGIN PUBLIC KEY-----") else { throw ValidationError("\(publicKey) is not a PEM public key") }
-            try await database.withStore { try await $0.add(Team(id: team, keyID: keyID, publicKeyPEM: pem)) }
+            let added = Team(id: team, keyID: keyID, publicKeyPEM: try String(contentsOfFile: publicKey, encoding: .utf8))
+            do {
+                _ = try added.signingKey()
+            } catch {
+                throw ValidationError("\(publicKey): \(error)")
+            }
+            try await database.withStore { try await $0.add(added) }
         }
     }
 

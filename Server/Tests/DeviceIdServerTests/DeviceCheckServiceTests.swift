@@ -4,9 +4,7 @@ import DeviceIdServer
 import DeviceIdTestSupport
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import InMemoryLogging
-import JWTKit
 import Keyring
 import Logging
 import Prometheus
@@ -55,18 +53,17 @@ enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
 struct Fixture {
     let store: any BitStore
     let team = "TEAM1"
-    let keys = JWTKeyCollection()
-    let teamKey = ES256PrivateKey()
+    let teamKey: TeamSigningKey
 
     init(store: any BitStore) async throws {
         self.store = store
-        try await store.add(Team(id: team, keyID: "KID1", publicKeyPEM: teamKey.publicKey.pemRepresentation))
-        await keys.add(ecdsa: teamKey, kid: "KID1")
+        teamKey = try TeamSigningKey()
+        try await store.add(Team(id: team, keyID: "KID1", publicKeyPEM: try teamKey.publicKey().pem()))
     }
 
     /// A team JWT made at `issued`.
     func jwt(team: String? = nil, issued: Date = Date()) async throws -> String {
-        try await keys.sign(TeamClaims(team: team ?? self.team, issuedAt: issued), kid: "KID1")
+        try await teamKey.teamJWT(team: team ?? self.team, keyID: "KID1", issued: issued)
     }
 
     /// A fresh device (its own access group, P-256) and a token of it for `team`.
@@ -95,7 +92,7 @@ struct Fixture {
 }
 
 /// One request: the status and the body as text.
-func post(_ client: some TestClientProtocol, _ endpoint: String, jwt: String?, _ body: [String: Any]) async throws -> (HTTPResponse.Status, String) {
+func post(_ client: TestClient, _ endpoint: String, jwt: String?, _ body: [String: Any]) async throws -> (HTTPResponse.Status, String) {
     var headers: HTTPFields = [.contentType: "application/json"]
     if let jwt { headers[.authorization] = "Bearer \(jwt)" }
     let data = try JSONSerialization.data(withJSONObject: body)
@@ -117,7 +114,7 @@ struct DeviceCheckServiceTests {
         let fixture = try await Fixture(store: try await running.open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
-        try await fixture.app().test(.router) { client in
+        try await fixture.app().test { client in
             #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)) == (.ok, ""))
             #expect(try await post(client, "query_two_bits", jwt: jwt, request(device.token)) == (.ok, "Bit State Not Found"))
             #expect(try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit0": true])) == (.ok, ""))
@@ -140,7 +137,7 @@ struct DeviceCheckServiceTests {
         let device = try await Fixture.deviceToken()
         let otherTeam = try await Fixture.deviceToken(team: "TEAM2")
         let unauthorized = "Unable to verify authorization token"
-        try await fixture.app().test(.router) { client in
+        try await fixture.app().test { client in
             for bad in [nil, "not a jwt", try await fixture.jwt(team: "TEAM2"), try await fixture.jwt(issued: Date().addingTimeInterval(-7200)),
                         try await fixture.jwt(issued: Date().addingTimeInterval(600))] as [String?] {
                 #expect(try await post(client, "query_two_bits", jwt: bad, request(device.token)) == (.unauthorized, unauthorized))
@@ -169,7 +166,7 @@ struct DeviceCheckServiceTests {
             #expect(try await client.execute(uri: "/health", method: .get) { $0.status } == .ok)
         }
         // Ten minutes and a leeway later, the same token is expired.
-        try await fixture.app(now: { Date().addingTimeInterval(700) }).test(.router) { client in
+        try await fixture.app(now: { Date().addingTimeInterval(700) }).test { client in
             let later = try await fixture.jwt(issued: Date().addingTimeInterval(700))
             #expect(try await post(client, "validate_device_token", jwt: later, request(device.token))
                     == (.badRequest, "Missing or incorrectly formatted device token payload"))
@@ -184,7 +181,7 @@ struct DeviceCheckServiceTests {
             let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
-            try await fixture.app().test(.router) { client async throws in
+            try await fixture.app().test { client async throws in
                 for endpoint in ["tpm/activation_challenge", "tpm/activate"] {
                     #expect(try await post(client, endpoint, jwt: jwt, request(device.token)).0 == .notFound)
                 }
@@ -195,7 +192,7 @@ struct DeviceCheckServiceTests {
                 verifier: try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA)), pseudonymSecret: Array(repeating: 7, count: 32))
             var keys: [String] = []
             for _ in 0..<2 {
-                keys.append(try await fixture.app(tpm: trust).test(.live) { client async throws in
+                keys.append(try await fixture.app(tpm: trust).test { client async throws in
                     let answer = try await client.execute(uri: "/v1/tpm/attestation_key", method: .get) { ($0.status, String(buffer: $0.body)) }
                     #expect(answer.0 == .ok)
                     let fields = try #require(try JSONSerialization.jsonObject(with: Data(answer.1.utf8)) as? [String: String])
@@ -208,7 +205,7 @@ struct DeviceCheckServiceTests {
             #expect(keys.count == 2 && keys[0] == keys[1])
             // A keyring-held key's token carries no attestation: a server that checks attestations still takes it.
             let makers = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA))
-            try await fixture.app(tpm: try TPMTrust(verifier: makers, pseudonymSecret: Array(repeating: 7, count: 32))).test(.router) { client async throws in
+            try await fixture.app(tpm: try TPMTrust(verifier: makers, pseudonymSecret: Array(repeating: 7, count: 32))).test { client async throws in
                 // Never hardware-bound: validated with Apple's empty answer, queried without the member.
                 #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)) == (.ok, ""))
                 #expect(try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit0": true])) == (.ok, ""))
@@ -230,7 +227,7 @@ struct DeviceCheckServiceTests {
             let fixture = try await Fixture(store: try await running.open())
             let jwt = try await fixture.jwt()
             let (first, second) = (try await Fixture.deviceToken(), try await Fixture.deviceToken())
-            try await fixture.app().test(.router) { client in
+            try await fixture.app().test { client in
                 #expect(try await post(client, "update_two_bits", jwt: jwt, request(first.token, ["bit0": true, "bit1": true])).0 == .ok)
                 #expect(try await post(client, "query_two_bits", jwt: jwt, request(second.token)) == (.ok, "Bit State Not Found"))
                 try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { updates in
@@ -258,11 +255,11 @@ struct DeviceCheckServiceTests {
             let other = try await running.open()
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
-            try await fixture.app().test(.router) { client in
+            try await fixture.app().test { client in
                 let status = try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit1": true])).0
                 #expect(status == .ok)
             }
-            try await fixture.app(store: other).test(.router) { client in
+            try await fixture.app(store: other).test { client in
                 let (status, body) = try await post(client, "query_two_bits", jwt: jwt, request(device.token))
                 #expect(status == .ok && body.hasPrefix(#"{"bit0":false,"bit1":true,"#))
             }
@@ -281,7 +278,7 @@ struct DeviceCheckServiceTests {
             var logger = Logger(label: "deviceid-server.tests") { _ in recorder }
             logger.logLevel = .trace
             let registry = PrometheusCollectorRegistry()
-            try await fixture.app(logger: logger, metrics: registry).test(.router) { client async throws in
+            try await fixture.app(logger: logger, metrics: registry).test { client async throws in
                 #expect(try await post(client, "validate_device_token", jwt: jwt, request(device.token)).0 == .ok)
                 #expect(try await post(client, "query_two_bits", jwt: String(jwt.dropLast(2)), request(device.token)).0 == .unauthorized)
                 #expect(try await post(client, "query_two_bits", jwt: jwt, request(String(device.token.dropLast(4)))).0 == .badRequest)
@@ -291,7 +288,7 @@ struct DeviceCheckServiceTests {
             }
             let metricsRouter = Router()
             MetricsController(metrics: registry).addRoutes(to: metricsRouter)
-            try await Application(router: metricsRouter).test(.router) { client async throws in
+            try await Application(router: metricsRouter).test { client async throws in
                 let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
                 for series in [#"requests_total{endpoint="/v1/validate_device_token",status="200"} 1"#,
                                #"requests_total{endpoint="/v1/query_two_bits",status="401"} 1"#,

@@ -1,10 +1,9 @@
 import DeviceCheck
 import DeviceId
 import DeviceIdServer
+import DeviceIdTestSupport
 import Foundation
 import Hummingbird
-import HummingbirdTesting
-import JWTKit
 import Keyring
 import Prometheus
 import SecureStorage
@@ -14,21 +13,16 @@ import Testing
 /// (members named twice included), signed with a real key.
 enum Handmade {
     /// A team JWT of `header` and `payload`, signed with `key`.
-    static func jwt(header: String, payload: String, key: ES256PrivateKey) async throws -> String {
-        String(decoding: try await signed(header: header, payload: payload, key: key), as: UTF8.self)
+    static func jwt(header: String, payload: String, key: TeamSigningKey) async throws -> String {
+        try await key.jws(header: header, payload: payload)
     }
 
     /// A device token (standard base64) of a P-256 key made in memory, many of them cheaply, with no keyring.
-    static func deviceToken(key: ES256PrivateKey = ES256PrivateKey(), payload: String = payload()) async throws -> String {
-        let spki = try #require(Data(base64Encoded: key.publicKey.pemRepresentation.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()))
-        // A P-256 dpk is the point (04 ‖ x ‖ y), the last 65 bytes of the key's SubjectPublicKeyInfo.
-        let header = #"{"alg":"ES256","dpk":"\#(CompactJWS.encoded(spki.suffix(65)))","typ":"device-token+jwt"}"#
-        return try await signed(header: header, payload: payload, key: key).base64EncodedString()
-    }
-
-    private static func signed(header: String, payload: String, key: ES256PrivateKey) async throws -> Data {
-        let signer = try await JWTKeyCollection().add(ecdsa: key).getKey()
-        return try await CompactJWS.signed(header: Data(header.utf8), payload: Data(payload.utf8)) { Data(try signer.sign($0)) }
+    static func deviceToken(key: TeamSigningKey? = nil, payload: String = payload()) async throws -> String {
+        let key = try key ?? TeamSigningKey()
+        // A P-256 dpk is the point (04 ‖ x ‖ y).
+        let header = #"{"alg":"ES256","dpk":"\#(CompactJWS.encoded(try key.publicKey().externalRepresentation))","typ":"device-token+jwt"}"#
+        return Data(try await key.jws(header: header, payload: payload).utf8).base64EncodedString()
     }
 
     /// A device token (standard base64, as requests carry it) of `payload`, signed by a fresh device key of `keyType`
@@ -62,12 +56,12 @@ struct HostileClientTests {
     func impersonation(database: Database) async throws {
         try await database.with { running in
             let fixture = try await Fixture(store: try await running.open())
-            let other = ES256PrivateKey()
-            try await fixture.store.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: other.publicKey.pemRepresentation))
+            let other = try TeamSigningKey()
+            try await fixture.store.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: try other.publicKey().pem()))
             let device = try await Fixture.deviceToken(team: "TEAM2")
             let now = Int(Date().timeIntervalSince1970)
             let asTeam2 = #"{"iat":\#(now),"iss":"TEAM2"}"#
-            try await fixture.app().test(.router) { client in
+            try await fixture.app().test { client in
                 for header in [#"{"alg":"ES256","kid":"KID1","kid":"KID2","typ":"JWT"}"#, #"{"alg":"ES256","kid":"KID2","kid":"KID1","typ":"JWT"}"#,
                                #"{"alg":"ES256","kid":"KID1","k\u0069d":"KID2","typ":"JWT"}"#, #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#] {
                     let jwt = try await Handmade.jwt(header: header, payload: asTeam2, key: fixture.teamKey)
@@ -84,11 +78,38 @@ struct HostileClientTests {
         }
     }
 
+    @Test("A team's key is a P-256 public key in its one DER encoding: RSA, P-384, a private key, a certificate or BER are refused")
+    func teamKeys() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-team-keys-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let openssl = { (arguments: [String]) in _ = try await ChildProcess.succeed("/usr/bin/openssl", arguments) }
+        try await openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", work + "/p256.key"])
+        try await openssl(["ec", "-in", work + "/p256.key", "-pubout", "-out", work + "/p256.pem"])
+        try await openssl(["ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", work + "/p384.key"])
+        try await openssl(["ec", "-in", work + "/p384.key", "-pubout", "-out", work + "/p384.pem"])
+        try await openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", work + "/rsa.key"])
+        try await openssl(["pkey", "-in", work + "/rsa.key", "-pubout", "-out", work + "/rsa.pem"])
+        try await openssl(["req", "-x509", "-key", work + "/p256.key", "-days", "1", "-subj", "/CN=team", "-out", work + "/certificate.pem"])
+        let team = { (file: String) in Team(id: "T", keyID: "K", publicKeyPEM: try String(contentsOfFile: work + "/" + file, encoding: .utf8)) }
+        let key = try team("p256.pem").signingKey()
+        #expect(key.keyType == .p256)
+        #expect(try Team(id: "T", keyID: "K", publicKeyPEM: try key.pem()).signingKey() == key)
+        for file in ["p384.pem", "rsa.pem", "p256.key", "certificate.pem"] {
+            #expect(throws: TeamKeyError.self, "\(file)") { try team(file).signingKey() }
+        }
+        // The same key with its length written in a longer form than DER's: BER, a second spelling of one key.
+        let der = try key.spkiDER()
+        let ber = Data([0x30, 0x81, der[1]]) + der.dropFirst(2)
+        let berPEM = "-----BEGIN PUBLIC KEY-----\n\(ber.base64EncodedString())\n-----END PUBLIC KEY-----\n"
+        #expect(throws: TeamKeyError.self) { try Team(id: "T", keyID: "K", publicKeyPEM: berPEM).signingKey() }
+    }
+
     @Test("A kid names one team for good: held, removed or replaced, another team cannot take it", arguments: Database.allCases)
     func keyIDOwnership(database: Database) async throws {
         try await database.with { running in
             let store = try await running.open()
-            let pem = ES256PrivateKey().publicKey.pemRepresentation
+            let pem = try TeamSigningKey().publicKey().pem()
             try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))
             await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
             try await store.add(Team(id: "A", keyID: "K2", publicKeyPEM: pem))   // A moves to a new kid
@@ -110,12 +131,12 @@ struct HostileClientTests {
             let admin = try await running.open()   // `deviceid-server team …`, another process on the same database
             let device = try await Fixture.deviceToken()
             let oldJWT = try await fixture.jwt()
-            let newKey = ES256PrivateKey()
-            let newJWT = try await JWTKeyCollection().add(ecdsa: newKey, kid: "KID1").sign(TeamClaims(team: fixture.team, issuedAt: Date()), kid: "KID1")
-            try await fixture.app(refresh: .milliseconds(200)).test(.router) { client in
+            let newKey = try TeamSigningKey()
+            let newJWT = try await newKey.teamJWT(team: fixture.team, keyID: "KID1", issued: Date())
+            try await fixture.app(refresh: .milliseconds(200)).test { client in
                 let query = { (jwt: String) in try await post(client, "query_two_bits", jwt: jwt, request(device.token)).0 }
                 #expect(try await query(oldJWT) == .ok)
-                try await admin.add(Team(id: fixture.team, keyID: "KID1", publicKeyPEM: newKey.publicKey.pemRepresentation))
+                try await admin.add(Team(id: fixture.team, keyID: "KID1", publicKeyPEM: try newKey.publicKey().pem()))
                 #expect(try await eventually {
                     let (old, new) = (try await query(oldJWT), try await query(newJWT))
                     return old == .unauthorized && new == .ok
@@ -144,7 +165,7 @@ struct HostileClientTests {
                 Data([der[der.startIndex], der[der.startIndex + 1] + 1, 0]) + der.dropFirst(2)
             })
             let hostile = tokens
-            try await fixture.app(metrics: registry).test(.router) { client async throws in
+            try await fixture.app(metrics: registry).test { client async throws in
                 #expect(try await post(client, "update_two_bits", jwt: jwt, request(valid, ["bit0": true])) == (.ok, ""))
                 for (index, token) in hostile.enumerated() {
                     #expect(try await post(client, "update_two_bits", jwt: jwt, request(token, ["bit1": true])).0 == .badRequest, "token \(index)")
@@ -172,7 +193,7 @@ struct FatTokenTests {
     func fatTokens() async throws {
         let capacity = 256 << 10
         let tokens = VerifiedTokens(tpm: nil, byteCapacity: capacity)
-        let key = ES256PrivateKey()
+        let key = try TeamSigningKey()
         let fat = String(repeating: "A", count: 20_000)
         for _ in 0..<3_000 {
             let token = try await Handmade.deviceToken(key: key, payload: Handmade.payload(jti: fat))

@@ -2,8 +2,6 @@ import DeviceCheck
 import DeviceIdServer
 import DeviceIdTestSupport
 import Foundation
-import HummingbirdTesting
-import JWTKit
 import NIOConcurrencyHelpers
 import Testing
 
@@ -28,10 +26,8 @@ struct PostgresOutageTests {
             try Data(([jwt] + bodies).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: work + "/bodies"))
             let answers: @Sendable () -> [(device: Int, status: Int)] = { Self.answers(in: work) }
 
-            try await fixture.app().test(.live) { client in
-                // The live test server listens on `localhost`'s first address: ::1 where /etc/hosts names it first for
-                // localhost, as Debian 13's does. wrk connects to that same first address.
-                let url = "http://localhost:\(try #require(client.port))/v1/update_two_bits"
+            try await fixture.app().test { client in
+                let url = "http://127.0.0.1:\(client.port)/v1/update_two_bits"
                 _ = FileManager.default.createFile(atPath: work + "/wrk", contents: nil)
                 let report = try FileHandle(forWritingTo: URL(fileURLWithPath: work + "/wrk"))
                 let wrk = try ChildProcess.spawn(

@@ -2,7 +2,7 @@ import DeviceIdServer
 import DeviceIdTestSupport
 import Foundation
 import Hummingbird
-import HummingbirdTesting
+import NIOSSL
 import Testing
 
 @Suite("deviceid-server's configuration: addresses, the plain-HTTP rule, TLS, the store it names — as `serve` builds it")
@@ -40,14 +40,15 @@ struct ServerConfigurationTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
         try await ChildProcess.succeed("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-            "-keyout", work + "/tls.key", "-out", work + "/tls.pem",
+            "-addext", "subjectAltName=DNS:localhost", "-keyout", work + "/tls.key", "-out", work + "/tls.pem",
         ])
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.tls(certificateChain: work + "/tls.key", key: work + "/tls.key") }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.tls(certificateChain: work + "/tls.pem", key: work + "/tls.pem") }
         let configuration = try ServerConfiguration(
             api: try ListenAddress(parsing: "0.0.0.0:0"), metrics: .loopback(port: 0), database: try DatabaseLocation(parsing: "sqlite:\(work)/bits.sqlite", environment: [:]),
             tls: try ServerConfiguration.tls(certificateChain: work + "/tls.pem", key: work + "/tls.key"))
-        try await buildApplication(configuration: configuration).test(.ahc(.https)) { client async throws in
+        let certificate = try #require(try NIOSSLCertificate.fromPEMFile(work + "/tls.pem").first)
+        try await buildApplication(configuration: configuration).test(trusting: certificate) { client async throws in
             #expect(try await client.execute(uri: "/health", method: .get) { ($0.status, String(buffer: $0.body)) } == (.ok, "ok"))
             // The store it names was opened and migrated before the first answer: a request reaches it.
             #expect(try await post(client, "query_two_bits", jwt: nil, request("token")) == (.unauthorized, "Unable to verify authorization token"))

@@ -1,24 +1,6 @@
 import DeviceVerifier
 import Foundation
-import JWTKit
 import NIOConcurrencyHelpers
-
-/// The claims of a team's `Authorization: Bearer` JWT: its team (`iss`) and when it was made (`iat`).
-public struct TeamClaims: JWTPayload {
-    /// The team id.
-    public let iss: IssuerClaim
-    /// When the JWT was made.
-    public let iat: IssuedAtClaim
-
-    /// Claims for `team`, made at `issuedAt`.
-    public init(team: String, issuedAt: Date) {
-        iss = IssuerClaim(value: team)
-        iat = IssuedAtClaim(value: issuedAt)
-    }
-
-    /// The time window is checked by ``TeamAuthorizer``, which knows the clock.
-    public func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
 
 /// Why an `Authorization` header was refused: the label its refusals are counted under.
 public enum TeamRefusal: String, Error, Sendable, CaseIterable {
@@ -62,9 +44,9 @@ public final class TeamAuthorizer: Sendable {
         var reading: Task<Teams, any Error>?
     }
 
-    /// The teams by `kid`, each with a key collection holding its key alone, and when they were read.
+    /// The teams by `kid`, each with its key, and when they were read.
     private struct Teams: Sendable {
-        let byKeyID: [String: (team: Team, keys: JWTKeyCollection)]
+        let byKeyID: [String: (team: Team, key: DevicePublicKey)]
         let read: ContinuousClock.Instant
     }
 
@@ -94,30 +76,36 @@ public final class TeamAuthorizer: Sendable {
         if let cached = verified[jwt], now < cached.until, teams.byKeyID[cached.team.keyID]?.team == cached.team {
             return cached.team
         }
-        guard let (team, keys) = teams.byKeyID[try Self.keyID(of: jwt)] else { throw TeamRefusal.unknownKey }
-        let claims: TeamClaims
-        do {
-            claims = try await keys.verify(jwt, as: TeamClaims.self)
-        } catch {
+        let (keyID, jws) = try Self.read(jwt)
+        guard let (team, key) = teams.byKeyID[keyID] else { throw TeamRefusal.unknownKey }
+        // JWS signs ES256 as r‖s: a DER signature, which the key would take, is no signature here.
+        guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .es256) else {
             throw TeamRefusal.signature
         }
-        guard claims.iss.value == team.id else { throw TeamRefusal.wrongTeam }
-        let issued = claims.iat.value
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload) else { throw TeamRefusal.malformed }
+        guard claims.iss == team.id else { throw TeamRefusal.wrongTeam }
+        let issued = Date(timeIntervalSince1970: claims.iat)
         guard issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { throw TeamRefusal.time }
         // The key's text, with room for the entry and the dictionary's slot (the team's strings are the store's).
         verified.keep((team, issued.addingTimeInterval(3600)), for: jwt, cost: jwt.utf8.count + 128)
         return team
     }
 
-    /// The `kid` of a JWT whose parts and header are as ``CompactJWS`` and ES256 want them.
-    private static func keyID(of jwt: String) throws(TeamRefusal) -> String {
+    /// The claims of a team's JWT: its team (`iss`) and when it was made (`iat`, seconds since 1970).
+    private struct Claims: Decodable {
+        let iss: String
+        let iat: Double
+    }
+
+    /// The `kid` and parts of a JWT read as ``CompactJWS`` reads them, its header ES256 with a `kid`.
+    private static func read(_ jwt: String) throws(TeamRefusal) -> (keyID: String, jws: CompactJWS) {
         struct Header: Decodable {
             let alg: String
             let kid: String
         }
         guard let jws = try? CompactJWS(Data(jwt.utf8)), let header = try? JSONDecoder().decode(Header.self, from: jws.header),
-              header.alg == "ES256" else { throw .malformed }
-        return header.kid
+              header.alg == SignatureAlgorithm.es256.rawValue else { throw .malformed }
+        return (header.kid, jws)
     }
 
     /// The teams, read again when those in memory are older than ``refreshInterval``; callers that find them old at
@@ -148,15 +136,15 @@ public final class TeamAuthorizer: Sendable {
         }
     }
 
-    /// Every team of `store`, each team's key collection kept from `previous` while its key is the same.
+    /// Every team of `store` whose key reads, each team's key kept from `previous` while its PEM is the same.
     private static func read(from store: any BitStore, reusing previous: Teams?) async throws -> Teams {
         let started = ContinuousClock.now
-        var byKeyID: [String: (team: Team, keys: JWTKeyCollection)] = [:]
+        var byKeyID: [String: (team: Team, key: DevicePublicKey)] = [:]
         for team in try await store.teams() {
             if let kept = previous?.byKeyID[team.keyID], kept.team == team {
                 byKeyID[team.keyID] = kept
-            } else if let key = try? ES256PublicKey(pem: team.publicKeyPEM) {
-                byKeyID[team.keyID] = (team, await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: team.keyID)))
+            } else if let key = try? team.signingKey() {
+                byKeyID[team.keyID] = (team, key)
             }
         }
         return Teams(byKeyID: byKeyID, read: started)
