@@ -185,11 +185,28 @@ public final class PrivateKeyring: Sendable {
         try process.input!.close()
     }
 
-    private func startGnomeKeyring(unlock: Bool) async throws {
+    private func startGnomeKeyring(unlock: Bool, environment: [String: String]? = nil) async throws {
         try launch(
-            "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []),
+            "gnome-keyring-daemon", ["--foreground", "--components=secrets"] + (unlock ? ["--unlock"] : []), environment: environment,
             input: unlock ? Data(password.utf8) : Data())
         try await waitForName("org.freedesktop.secrets", of: "gnome-keyring-daemon")
+    }
+
+    /// Starts gnome-keyring unlocked (on a keyring of `.busOnly`) with its registration race held open: a main loop
+    /// slowed as a loaded machine's is (`Fixtures/slow-main-loop.c`, built once per process and preloaded into it).
+    public func startGnomeKeyringWithRegistrationWindowOpen() async throws {
+        precondition(provider == .gnomeKeyring, "the registration race is gnome-keyring's")
+        try await startGnomeKeyring(unlock: true, environment: environment.merging(["LD_PRELOAD": try await Self.slowMainLoop.value]) { $1 })
+    }
+
+    /// `Fixtures/slow-main-loop.c`, built once per process into a shared library; its path.
+    private static let slowMainLoop = Task<String, any Error> {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/slow-main-loop.c").path
+        let library = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-slow-main-loop-\(getpid()).so").path
+        let flags = try await ChildProcess.succeed("/usr/bin/pkg-config", ["--cflags", "--libs", "glib-2.0"]).text
+        _ = try await ChildProcess.succeed(
+            "/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-o", library, source] + flags.split(whereSeparator: \.isWhitespace).map(String.init))
+        return library
     }
 
     /// Waits until `name` has an owner on this bus, started by `program` (named in the failure).
@@ -239,6 +256,12 @@ public final class PrivateKeyring: Sendable {
     /// for a failing test's message.
     public var providerLog: String {
         (try? String(contentsOf: providerLogFile, encoding: .utf8)) ?? ""
+    }
+
+    /// How the provider ended, once it has, or `nil` if it still runs after `limit`.
+    public func providerEnded(within limit: Duration) async -> String? {
+        try? await waitUntil("the provider ends", timeout: limit) { providerExit != nil }
+        return providerExit
     }
 
     /// How the provider ended, if it has: to tell a provider's own crash (SIGABRT, SIGSEGV) from a kill.

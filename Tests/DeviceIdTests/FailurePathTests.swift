@@ -19,11 +19,12 @@ struct FailurePathTests {
         try await PrivateKeyring.with(on: provider) { keyring in
             // A minute to time out in: only the cancellation can end the call early.
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client(timeout: .seconds(60)))
-            let pings = try await keyring.watchCalls(to: "Ping")
+            // The first call on a new connection is the read of the service's `Collections` (Properties.Get).
+            let firstCalls = try await keyring.watchCalls(to: "Get")
             keyring.freezeDaemon(true)
             defer { keyring.freezeDaemon(false) }
             let load = Task { await thrownError { try await identifier.id } }
-            try await pings.nextCall()   // the load is waiting on the daemon
+            try await firstCalls.nextCall()   // the load is waiting on the daemon
             load.cancel()
             #expect(await load.value as? DeviceIdentifierError == .cancelled)
         }
@@ -33,10 +34,10 @@ struct FailurePathTests {
     func cancelledWaiter(provider: SecretServiceProvider) async throws {
         try await PrivateKeyring.with(on: provider) { keyring in
             let identifier = try DefaultDeviceIdentifier(configuration: configuration(uniqueGroup()), keyring: keyring.client(timeout: .seconds(60)))
-            let pings = try await keyring.watchCalls(to: "Ping")
+            let firstCalls = try await keyring.watchCalls(to: "Get")
             keyring.freezeDaemon(true)
             let first = Task { try await identifier.id }
-            try await pings.nextCall()
+            try await firstCalls.nextCall()
             let second = Task { await thrownError { try await identifier.id } }
             second.cancel()
             #expect(await second.value as? DeviceIdentifierError == .cancelled)

@@ -26,27 +26,49 @@ final class SecretServiceConnection: @unchecked Sendable {
     /// The collections as last seen: each lookup asks about these while it asks for the list again.
     private let collections: Locked<[String]>
 
-    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon.
+    /// A plain session, opened by a direct `OpenSession` call whose reply also names the daemon, after the first
+    /// exchange (``firstExchange(on:_:)``), whose answer is the collections as first seen.
     init(connection: OpaquePointer, plainSessionWithin call: KeyringCall) throws {
-        // gnome-keyring 42 registers a new client from an idle callback its message filter schedules; now and
-        // then its OpenSession handler ran first and the daemon aborted ("assertion 'client' failed" in
-        // plain_negotiate; measured about once in 300–1300 short-lived clients that opened with OpenSession).
-        // A Ping answered first (by GDBus itself) puts that registration ahead of OpenSession. A Ping not waited
-        // for still let it abort under load (once in 230–650 processes).
-        let timeout = try call.millisecondsLeft()
-        _ = try gCall {
-            g_dbus_connection_call_sync(
-                connection, SecretServiceNames.busName, "/", SecretServiceNames.Interface.peer, "Ping", nil, nil,
-                G_DBUS_CALL_FLAGS_NONE, timeout, call.cancellable, $0)
-        }.map { g_variant_unref($0) }
+        let collections = try Self.firstExchange(on: connection, call)
         let session = try SessionInterface.openPlain(on: connection, call)
         gdbus = connection
         owner = session.owner
         transport = .plain
         sessionPath = session.path
         libsecretProxy = Locked(nil)
-        collections = Locked([])
+        self.collections = Locked(collections)
         replyFilter = replies.attach(to: connection)
+    }
+
+    /// The first call on a new connection, answered before any other is sent: the service's `Collections` property.
+    ///
+    /// gnome-keyring (42 through 51) registers a new caller from an idle callback that its D-Bus message filter queues,
+    /// at a higher priority than the method call the message becomes; a registration queued while the main loop is
+    /// checking its other sources can still run after that call, and a session or collection call that finds no
+    /// registration aborts the daemon. `Peer.Ping` is answered by GDBus on its own thread and proves nothing about the
+    /// registration; a property read is answered from the main loop, after the registration queued ahead of it, and
+    /// needs none itself. Its answer seeds the first lookup's list of collections, so it costs no round trip of its own.
+    private static func firstExchange(on connection: OpaquePointer, _ call: KeyringCall) throws -> [String] {
+        let first = MethodCall.collections
+        let timeout: Int32
+        do {
+            timeout = try call.millisecondsLeft()
+        } catch {
+            MethodCall.discard(first.parameters)
+            throw error
+        }
+        // To the well-known name, which may start the daemon; the session's reply then names the instance.
+        let reply = try gCall {
+            g_dbus_connection_call_sync(
+                connection, SecretServiceNames.busName, first.path, first.interface, first.method, first.parameters, nil,
+                G_DBUS_CALL_FLAGS_NONE, timeout, call.cancellable, $0)
+        }
+        guard let reply else { return [] }
+        defer { g_variant_unref(reply) }
+        guard String(cString: g_variant_get_type_string(reply)) == first.replyType else {
+            throw KeyringError.invalidItemData("the service's Collections property answered with an unexpected type")
+        }
+        return try ServiceInterface.collectionPaths(in: reply)
     }
 
     /// An encrypted session, negotiated by libsecret when `proxy` was made.
