@@ -48,7 +48,8 @@ final class SecretServiceConnection: @unchecked Sendable {
     /// registration aborts the daemon. `Peer.Ping` is answered by GDBus on its own thread and proves nothing about the
     /// registration; a property read is answered from the main loop, after the registration queued ahead of it, and
     /// needs none itself. Its answer seeds the first lookup's list of collections, so it costs no round trip of its own.
-    private static func firstExchange(on connection: OpaquePointer, _ call: KeyringCall) throws -> [String] {
+    /// Sent before libsecret negotiates an encrypted session too: its proxy here loads no properties first.
+    static func firstExchange(on connection: OpaquePointer, _ call: KeyringCall) throws -> [String] {
         let first = MethodCall.collections
         let timeout: Int32
         do {
@@ -71,8 +72,9 @@ final class SecretServiceConnection: @unchecked Sendable {
         return try ServiceInterface.collectionPaths(in: reply)
     }
 
-    /// An encrypted session, negotiated by libsecret when `proxy` was made.
-    init(connection: OpaquePointer, negotiated proxy: UnsafeMutablePointer<SecretService>) {
+    /// An encrypted session, negotiated by libsecret when `proxy` was made after the first exchange
+    /// (``firstExchange(on:_:)``), whose answer was `collections`.
+    init(connection: OpaquePointer, negotiated proxy: UnsafeMutablePointer<SecretService>, collections: [String]) {
         gdbus = connection
         let owner = g_dbus_proxy_get_name_owner(UnsafeMutableRawPointer(proxy).assumingMemoryBound(to: GDBusProxy.self))
         defer { g_free(owner) }
@@ -80,7 +82,7 @@ final class SecretServiceConnection: @unchecked Sendable {
         transport = .encrypted
         sessionPath = String(cString: secret_service_get_session_dbus_path(proxy))
         libsecretProxy = Locked(ProxyHandle(pointer: proxy))
-        collections = Locked([])
+        self.collections = Locked(collections)
         replyFilter = replies.attach(to: connection)
     }
 

@@ -146,13 +146,14 @@ final class SessionKeeper: Sendable {
             case .plain:
                 opened = try SecretServiceConnection(connection: connection, plainSessionWithin: call)
             case .encrypted:
+                let collections = try SecretServiceConnection.firstExchange(on: connection, call)
                 let proxy = try LibsecretProxy.open(on: connection, flags: SECRET_SERVICE_OPEN_SESSION, call)
                 // libsecret falls back to a plain session when the service refuses Diffie-Hellman: not for this transport.
                 guard let algorithms = secret_service_get_session_algorithms(proxy), String(cString: algorithms) != "plain" else {
                     g_object_unref(proxy)
                     throw KeyringError.encryptedTransportUnavailable
                 }
-                opened = SecretServiceConnection(connection: connection, negotiated: proxy)
+                opened = SecretServiceConnection(connection: connection, negotiated: proxy, collections: collections)
             }
         } catch {
             BusConnection.close(connection)
