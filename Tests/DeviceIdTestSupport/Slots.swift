@@ -2,7 +2,7 @@ import Threading
 
 /// A counting semaphore for tasks: at most `limit` holders at once, the rest queued in order without
 /// holding a thread.
-final class Slots: Sendable {
+public final class Slots: Sendable {
     private struct State {
         var free: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -10,10 +10,11 @@ final class Slots: Sendable {
 
     private let state: Locked<State>
 
-    init(_ limit: Int) { state = Locked(State(free: limit)) }
+    /// At most `limit` holders at once.
+    public init(_ limit: Int) { state = Locked(State(free: limit)) }
 
     /// Runs `body` holding one slot.
-    func withSlot<Result>(_ body: () async throws -> Result) async rethrows -> Result {
+    public func withSlot<Result>(_ body: () async throws -> Result) async rethrows -> Result {
         await withCheckedContinuation { continuation in
             let acquired = state.withLock { state in
                 guard state.free > 0 else {

@@ -1,4 +1,5 @@
 import Hummingbird
+import DeviceIdTestSupport
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -34,7 +35,10 @@ extension ApplicationProtocol {
             do {
                 value = try await body(TestClient(port: port, tls: tls))
             } catch {
+                // Stopped as on success, never cancelled: a server cancelled while it accepts a connection traps
+                // in SwiftNIO (NIOAsyncWriter's deinit).
                 await running.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
                 throw error
             }
             await running.triggerGracefulShutdown()
@@ -68,11 +72,21 @@ private struct OnLoopback<Base: ApplicationProtocol>: ApplicationProtocol {
 }
 
 /// A client of one running test server, sending each request on a connection of its own (over TLS when the server
-/// speaks it), reading the whole answer.
+/// speaks it), reading the whole answer; at most ``maximumConnections`` at once, as a client's connection pool keeps
+/// them (a thousand concurrent requests would otherwise hold two thousand descriptors in this one process).
 struct TestClient: Sendable {
     /// The server's port on 127.0.0.1.
     let port: Int
     fileprivate let tls: NIOSSLContext?
+    private let connections = Slots(maximumConnections)
+
+    /// The most connections one client keeps open at once.
+    static let maximumConnections = 64
+
+    fileprivate init(port: Int, tls: NIOSSLContext?) {
+        self.port = port
+        self.tls = tls
+    }
 
     /// What a request got back.
     struct Response: Sendable {
@@ -91,6 +105,11 @@ struct TestClient: Sendable {
     func execute<Value>(
         uri: String, method: HTTPRequest.Method, headers: HTTPFields = [:], body: ByteBuffer? = nil, _ read: (Response) throws -> Value
     ) async throws -> Value {
+        try read(try await connections.withSlot { try await send(uri: uri, method: method, headers: headers, body: body) })
+    }
+
+    /// One request on a connection of its own, and the whole answer.
+    private func send(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> Response {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
                 let pipeline = channel.pipeline.syncOperations
@@ -102,7 +121,7 @@ struct TestClient: Sendable {
         }
         var request = HTTPRequest(method: method, scheme: nil, authority: "localhost", path: uri, headerFields: headers)
         request.headerFields[.contentLength] = String(body?.readableBytes ?? 0)
-        let response = try await channel.executeThenClose { inbound, outbound in
+        return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(.head(request))
             if let body { try await outbound.write(.body(body)) }
             try await outbound.write(.end(nil))
@@ -118,6 +137,5 @@ struct TestClient: Sendable {
             }
             throw Failure.closedEarly
         }
-        return try read(response)
     }
 }
