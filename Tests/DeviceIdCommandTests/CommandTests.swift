@@ -254,8 +254,9 @@ struct ClientChurnTests {
     func shortLivedClients() async throws {
         // gnome-keyring 42 aborted now and then when a new client's first message was OpenSession
         // (measured: once in 300–1300 processes in a row), and at run 271 with a Ping first: deviceid reads the
-        // service's Collections first (RegistrationRaceTests holds the race open). Built with a sanitizer,
-        // each process starts several times slower: a hundred then, which still checks that each one's id is the same.
+        // service's Collections first (RegistrationRaceTests holds the race open). The command is the release build users
+        // install (about 35 ms a process here, 70 debug). Built with a sanitizer, each process starts several times
+        // slower: a hundred then, which still checks that each one's id is the same.
         #if DEVICEID_THREAD_SANITIZER || DEVICEID_ADDRESS_SANITIZER
         let runs = 100
         #else

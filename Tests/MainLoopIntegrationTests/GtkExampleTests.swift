@@ -28,7 +28,7 @@ struct GtkExampleTests {
                 try await prepare(keyring)
                 let group = uniqueGroup()
                 let app = try display.launch(
-                    builtExecutable("GtkDeviceId"), ["--access-group", group] + arguments, environment: keyring.environment)
+                    installedExecutable("GtkDeviceId"), ["--access-group", group] + arguments, environment: keyring.environment)
                 try await withCleanup({ try await body(Run(app: app, display: display, keyring: keyring, group: group)) }) {
                     await app.stop()
                 }
