@@ -83,8 +83,8 @@ enum BusCall {
 }
 
 /// Waits until `condition` holds, asking again every 20 ms, for at most `timeout`; throws when it never did.
-/// For states a provider reaches on its own time with no signal to wait on (a database opened, locked).
-func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool) async throws {
+/// For states a provider or a child reaches on its own time with no signal to wait on (a database opened, locked).
+public func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !(await condition()) {
         guard ContinuousClock.now < deadline else { throw BusCall.Failure(description: "timed out waiting until \(what)") }

@@ -34,11 +34,12 @@ public enum ChildProcess {
     /// any one command of the tests takes, however loaded the machine.
     public static let patience: Duration = .seconds(120)
 
-    /// Runs `executable` to completion, feeding it `input` on standard input. A child still running after `limit` is
-    /// killed (its status then `SIGKILL`'s number), so a program that hangs fails its test instead of holding the run.
+    /// Runs `executable` to completion, feeding it `input` on standard input, and runs `whileRunning` meanwhile. A child
+    /// still running after `limit`, or when `whileRunning` throws, is killed (its status then `SIGKILL`'s number), so a
+    /// program that hangs fails its test instead of holding the run.
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data(),
-        killedAfter limit: Duration = patience
+        killedAfter limit: Duration = patience, whileRunning: (SpawnedProcess) async throws -> Void = { _ in }
     ) async throws -> ProcessOutput {
         let process = try spawn(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
         // Drain both pipes on threads of their own so a chatty child never blocks on a full pipe; a child whose pipes
@@ -48,6 +49,12 @@ public enum ChildProcess {
         async let err = readToEnd(process.errorOutput!, before: deadline) { process.signal(SIGKILL) }
         try process.input!.write(contentsOf: input)
         try process.input!.close()
+        do {
+            try await whileRunning(process)
+        } catch {
+            process.signal(SIGKILL)
+            throw error
+        }
         return ProcessOutput(status: await process.terminated().status, stdout: await out, stderr: await err)
     }
 

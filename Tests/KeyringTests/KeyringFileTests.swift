@@ -1,5 +1,7 @@
 import DeviceIdTestSupport
 import Foundation
+import Glibc
+import Keyring
 import Testing
 
 /// A keyring file in a throwaway directory, used through libsecret's real file backend (`SECRET_BACKEND=file`
@@ -94,6 +96,32 @@ struct KeyringFileTests {
         #expect(try await file.deviceid("id").text == id)
     }
 
+
+    @Test("A file another writer of this library is still creating is read once whole, never called damaged")
+    func fileBeingCreated() async throws {
+        let file = try TestKeyringFile()
+        let id = try await file.deviceid("id").text
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        // As a first write looks from outside: GIO writes a file that does not exist yet in place, under the lock every
+        // writer of this library holds meanwhile.
+        let place = CreationLock.Place.file(file.path)
+        let lockPath = file.root.appendingPathComponent("keyrings/swift-deviceid-locks").path + "/"
+            + CreationLock.fileName(for: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]))
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(lock) }
+        #expect(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: file.path))
+        let output = try await ChildProcess.run(deviceidExecutable, ["id"], environment: file.environment()) { reader in
+            try await waitUntil("the reader waits for the writers' lock, or has ended") {
+                !reader.isRunning || ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(reader.pid)/fd")) ?? []).contains {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(reader.pid)/fd/\($0)")) == lockPath
+                }
+            }
+            try whole.write(to: URL(fileURLWithPath: file.path))
+            flock(lock, LOCK_UN)
+        }
+        #expect(output.status == 0 && output.text == id, "\(output.status): \(output.errorText)")
+    }
 
     @Test("One long-lived process sees what other processes write, and its writes lose none of theirs")
     func longLivedProcess() async throws {

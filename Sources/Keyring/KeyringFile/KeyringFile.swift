@@ -193,14 +193,40 @@ final class KeyringFile: Sendable {
                                   metadata: ["path": "\(backup)", "reason": "\(String(cString: strerror(reason)))"])
     }
 
+    /// Runs `body` with an instance that holds the file as it is now. A file that does not read whole is read again
+    /// under the writers' lock before it is called unusable: GIO writes a file that does not exist yet in place, so a
+    /// reader can see one that a writer of this library is still creating (an existing one is replaced by a rename).
+    private func withCurrent<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
+        do {
+            return try withLoaded(call, holdingWriteLock: false, body)
+        } catch let seen as SeenNotWhole {
+            let lock: CreationLock
+            do {
+                lock = try writeLock(call)
+            } catch KeyringError.lockUnavailable {
+                throw seen.failure
+            }
+            defer { lock.release() }
+            return try withLoaded(call, holdingWriteLock: true, body)
+        }
+    }
+
+    /// The format check's failure outside the writers' lock, where it may be a file still being created.
+    private struct SeenNotWhole: Error {
+        let failure: KeyringError
+    }
+
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
     /// not changed since and the instance has not written it, else a new one. Failures are this file's.
-    private func withCurrent<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
+    private func withLoaded<Result>(
+        _ call: KeyringCall, holdingWriteLock: Bool, _ body: (LibsecretFileBackend) throws -> Result
+    ) throws -> Result {
         do {
             try waitForTurn(call)
             defer { turn.signal() }
             let now = try FileState(of: path)
-            let backend = try loaded.withLock { $0 }.flatMap { !$0.hasWritten && $0.state == now ? $0 : nil } ?? load(call)
+            let backend = try loaded.withLock { $0 }.flatMap { !$0.hasWritten && $0.state == now ? $0 : nil }
+                ?? load(call, holdingWriteLock: holdingWriteLock)
             loaded.withLock { $0 = backend }
             do {
                 return try body(backend)
@@ -224,11 +250,17 @@ final class KeyringFile: Sendable {
         }
     }
 
-    /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile.
-    private func load(_ call: KeyringCall) throws -> LibsecretFileBackend {
+    /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile. Outside the writers'
+    /// lock, a file that does not read whole throws ``SeenNotWhole``.
+    private func load(_ call: KeyringCall, holdingWriteLock: Bool) throws -> LibsecretFileBackend {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
-            try KeyringFileFormat.check(path)
+            do {
+                try KeyringFileFormat.check(path)
+            } catch let failure as KeyringError where !holdingWriteLock {
+                guard case .keyringFileUnusable = failure else { throw failure }
+                throw SeenNotWhole(failure: failure)
+            }
             let password = try sealedPassword?.password(keyringExists: before != nil, call)
             let backend = try LibsecretFileBackend(loading: path, state: before, password: password, call)
             if try FileState(of: path) == before { return backend }
@@ -241,16 +273,22 @@ final class KeyringFile: Sendable {
 
     /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
     private func withWriteLock<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
-        let (place, waited) = (CreationLock.Place.file(path), ContinuousClock.now)
         let lock: CreationLock
         do {
-            lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
+            lock = try writeLock(call)
         } catch KeyringError.lockUnavailable(let detail) {
             // The lock lives beside the file: a folder this user cannot write fails it first, and that is the cause.
             throw KeyringFileAccess.folderProblem(holding: path) ?? KeyringError.lockUnavailable(detail)
         }
         defer { lock.release() }
+        return try withLoaded(call, holdingWriteLock: true, body)
+    }
+
+    /// Takes the lock this library's writers of the file take.
+    private func writeLock(_ call: KeyringCall) throws -> CreationLock {
+        let (place, waited) = (CreationLock.Place.file(path), ContinuousClock.now)
+        let lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
         Logger.keyringFile.debug("took the keyring file's write lock", metadata: ["waited": "\(ContinuousClock.now - waited)"])
-        return try withCurrent(call, body)
+        return lock
     }
 }
