@@ -66,10 +66,11 @@ class Check:
         bits.pop("last_update_time")
         return status, bits
 
-    def activate(self, team: str, token: str, server: int = 0):
+    def activate(self, team: str, token: str, group: str, server: int = 0):
+        """Credential activation of `token`, made by the identity of access group `group`, which alone can answer it."""
         status, challenge = self.call(team, token, "tpm/activation_challenge", server)
         self.expect(f"{team}: a challenge for the token", status, 200)
-        credential = self.run(self.deviceid, "activate-credential", stdin=challenge)
+        credential = self.run(self.deviceid, "activate-credential", "--access-group", group, "--non-interactive", stdin=challenge)
         self.expect(f"{team}: the credential returned", self.call(team, token, "tpm/activate", server, credential=credential), (200, ""))
 
     def trial(self, team: str, token: str) -> str:
@@ -140,7 +141,7 @@ def scenario(check: Check):
     check.expect("bit1 set before activation", check.call("TEAM1", first, "update_two_bits", bit1=True), (200, ""))
     check.expect("query before activation", check.bits("TEAM1", first), (200, {"bit0": False, "bit1": True}))
     check.expect("validate before activation", check.call("TEAM1", first, "validate_device_token"), (200, ""))
-    check.activate("TEAM1", first)
+    check.activate("TEAM1", first, "app")
     check.expect("validate", check.call("TEAM1", first, "validate_device_token"), (200, '{"hardware_bound":true}'))
     check.expect("query", check.bits("TEAM1", first), bound(False, True))
     check.expect("the backend's free trial", check.trial("TEAM1", first), "granted")
@@ -153,19 +154,19 @@ def scenario(check: Check):
     second = check.token("TEAM1", "app")
     check.expect("before activation: its own bits", check.bits("TEAM1", second), (200, "Bit State Not Found"))
     check.expect("bit0 cleared through the key not yet activated", check.call("TEAM1", second, "update_two_bits", bit0=False), (200, ""))
-    check.activate("TEAM1", second, server=other)
+    check.activate("TEAM1", second, "app", server=other)
     check.expect("after: the TPM's bits, which that key could not change", check.bits("TEAM1", second, server=other), bound(True, True))
     check.expect("the free trial", check.trial("TEAM1", second), "refused")
 
     print("another app (access group) of the team, on the same TPM")
     app2 = check.token("TEAM1", "other-app")
-    check.activate("TEAM1", app2)
+    check.activate("TEAM1", app2, "other-app")
     check.expect("update bit0 through it", check.call("TEAM1", app2, "update_two_bits", bit0=False), (200, ""))
     check.expect("the regenerated key reads it", check.bits("TEAM1", second, server=other), bound(False, True))
 
     print("another team, the same TPM")
     team2 = check.token("TEAM2", "app")
-    check.activate("TEAM2", team2)
+    check.activate("TEAM2", team2, "app")
     check.expect("hardware-bound", check.call("TEAM2", team2, "validate_device_token"), (200, '{"hardware_bound":true}'))
     check.expect("none of TEAM1's bits", check.bits("TEAM2", team2), (200, "Bit State Not Found"))
 
@@ -178,7 +179,7 @@ def scenario(check: Check):
 def new_machine(deviceid: str, work: str, *urls: str) -> int:
     check = Check(deviceid, pathlib.Path(work), list(urls))
     fresh = check.token("TEAM1", "app")
-    check.activate("TEAM1", fresh)
+    check.activate("TEAM1", fresh, "app")
     check.expect("hardware-bound", check.call("TEAM1", fresh, "validate_device_token"), (200, '{"hardware_bound":true}'))
     check.expect("a new device: no bits", check.bits("TEAM1", fresh), (200, "Bit State Not Found"))
     check.expect("the backend's free trial", check.trial("TEAM1", fresh), "granted")

@@ -91,8 +91,11 @@ static inline TSS2_RC deviceid_tss_create_ek(ESYS_CONTEXT *esys, ESYS_TR *ek, ui
 }
 
 /* An attestation key: a restricted P-256 ECDSA-SHA256 signing key that never leaves the TPM, made again from the
- * owner seed as a primary key (the same key until the TPM is cleared, so nothing needs storing). */
-static inline TSS2_RC deviceid_tss_create_ak(ESYS_CONTEXT *esys, ESYS_TR *ak, uint8_t *public, size_t capacity, size_t *length) {
+ * owner seed as a primary key (the same key until the TPM is cleared, so nothing needs storing). `unique` (at most
+ * 32 bytes) goes into the template's unique.ecc.x, which the key is derived from: each value makes another key. */
+static inline TSS2_RC deviceid_tss_create_ak(ESYS_CONTEXT *esys, const uint8_t *unique, size_t uniqueLength,
+                                             ESYS_TR *ak, uint8_t *public, size_t capacity, size_t *length) {
+    if (uniqueLength > 32) return TSS2_ESYS_RC_BAD_VALUE;
     TPM2B_PUBLIC template = { .publicArea = {
         .type = TPM2_ALG_ECC, .nameAlg = TPM2_ALG_SHA256,
         .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
@@ -101,6 +104,8 @@ static inline TSS2_RC deviceid_tss_create_ak(ESYS_CONTEXT *esys, ESYS_TR *ak, ui
             .symmetric = { .algorithm = TPM2_ALG_NULL },
             .scheme = { .scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256 },
             .curveID = TPM2_ECC_NIST_P256, .kdf = { .scheme = TPM2_ALG_NULL } } } };
+    template.publicArea.unique.ecc.x.size = (UINT16)uniqueLength;
+    if (uniqueLength) memcpy(template.publicArea.unique.ecc.x.buffer, unique, uniqueLength);
     return deviceid_tss_create_primary(esys, ESYS_TR_RH_OWNER, &template, ak, public, capacity, length);
 }
 

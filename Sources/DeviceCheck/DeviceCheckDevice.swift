@@ -39,7 +39,7 @@ public struct DeviceCheckDevice: Sendable {
     /// beside the identity, and carried by every later token, which then costs one TPM signature) with the TPM's
     /// endorsement certificate, which names the TPM for good. It is sealed to ``attestationRecipient`` (a new seal for
     /// each token), so only the verifying server reads it: it can link this device's tokens across identities, and, once
-    /// the device returns the credential it seals (``activateCredential(credentialBlob:encryptedSecret:timeout:)``),
+    /// the device returns the credential it seals (``activateCredential(for:credentialBlob:encryptedSecret:)``),
     /// keep its bits by the TPM rather than by the key; the backend that relays the token learns nothing of the TPM.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
         // The identity, the kept attestation, the TPM's work and the signature spend one deadline.
@@ -97,18 +97,25 @@ public struct DeviceCheckDevice: Sendable {
         return DeviceCheckToken(bytes: bytes, missingAttestation: missing)
     }
 
-    /// Releases the credential a verifier sealed to this machine's TPM (``TPMAttestationVerifier/challenge(for:)``):
-    /// the TPM decrypts it only if it holds both the endorsement key the credential was sealed to and the attestation
-    /// key it was sealed for. Return the bytes to the verifier. A TPM that does not answer within `timeout` is
-    /// ``DeviceIdentifierError/tpmUnavailable(_:)``.
-    public static func activateCredential(
-        credentialBlob: Data, encryptedSecret: Data, timeout: Duration = KeyringClient.defaultTimeout
-    ) async throws -> Data {
+    /// Releases the credential a verifier sealed to this machine's TPM for `identifier`'s attestation key
+    /// (``TPMAttestationVerifier/challenge(for:)`` of a token that `identifier`'s key signed): the TPM decrypts it only
+    /// if it holds both the endorsement key the credential was sealed to and that identity's attestation key, so a
+    /// challenge made for another identity — another team's or app's, or this one's before it was made again — is
+    /// refused. Return the bytes to the verifier. Never creates an identity
+    /// (``DeviceIdentifierError/keychainItemNotFound`` when there is none); a key the keyring holds has no attestation
+    /// key (``DeviceIdentifierError/attestationUnavailable(_:)``). The keyring and the TPM spend the identifier's
+    /// timeout together; a TPM that does not answer within it is ``DeviceIdentifierError/tpmUnavailable(_:)``.
+    public static func activateCredential(for identifier: DefaultDeviceIdentifier, credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
         do {
-            return try await TPMAccess.run(within: timeout) {
-                var secret = try TPMAttestor.activateCredential(blob: credentialBlob, encryptedSecret: encryptedSecret)
-                defer { cleanse(&secret) }
-                return Data(secret)
+            return try await identifier.operation {
+                guard let wrapped = try await identifier.wrappedTPMKey(creating: false) else {
+                    throw DeviceIdentifierError.attestationUnavailable(NoAttestation.keyringKey.description)
+                }
+                return try await identifier.onTPM {
+                    var secret = try TPMAttestor.activateCredential(wrappedKey: wrapped, blob: credentialBlob, encryptedSecret: encryptedSecret)
+                    defer { cleanse(&secret) }
+                    return Data(secret)
+                }
             }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
@@ -156,14 +163,14 @@ public struct DeviceCheckDevice: Sendable {
         case .read(let read): bytes = read
         case .unread: bytes = await identifier.keptAttestation()
         }
-        if let kept = bytes.flatMap(TPMAttestation.init(kept:)), kept.isKept(for: key) {
+        if let kept = bytes.flatMap(AttestationRecord.attestation(from:)), kept.isKept(for: key) {
             return .success(kept)
         }
         await keyLoad?.value
         do {
             let nonce = TPMAttestation.keyBinding(of: key)
             let made = TPMAttestation(try await identifier.onTPM { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
-            await identifier.keepAttestation(try made.kept)
+            await identifier.keepAttestation(try AttestationRecord.encoded(made))
             return .success(made)
         } catch let failure as TPMFailure {
             identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])

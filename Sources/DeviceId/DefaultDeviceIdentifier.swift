@@ -204,9 +204,10 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     }
 
     /// The device key as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER), for attesting it; `nil` when the keyring
-    /// holds the key. Creates the identity on first use, as ``identity()`` does.
-    package func wrappedTPMKey() async throws -> Data? {
-        guard let key = try await loaded(creating: true).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+    /// holds the key. Creates the identity on first use, as ``identity()`` does, when `creating`; otherwise
+    /// ``DeviceIdentifierError/keychainItemNotFound`` when the keyring definitely has none.
+    package func wrappedTPMKey(creating: Bool = true) async throws -> Data? {
+        guard let key = try await loaded(creating: creating).signingKey else { throw DeviceIdentifierError.privateKeyUnavailable }
         return key.wrappedTPMKey
     }
 

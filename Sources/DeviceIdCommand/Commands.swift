@@ -181,8 +181,11 @@ struct ActivateCredential: AsyncParsableCommand {
             Reads the challenge from standard input: the JSON deviceid-server's /v1/tpm/activation_challenge answers, \
             {"credential_blob": BASE64, "encrypted_secret": BASE64}. The TPM releases the credential only if it holds \
             the endorsement key the credential was sealed to and the attestation key it was sealed for, which proves \
-            that the keys its tokens attest are in this TPM.
+            that the keys its tokens attest are in this TPM. Each identity has an attestation key of its own: name the \
+            identity whose token the challenge was made for (--access-group, --account), as for `token`. Never creates \
+            an identity.
             """)
+    @OptionGroup var identity: IdentityOptions
     @OptionGroup var output: OutputOptions
 
     private struct Challenge: Decodable {
@@ -198,7 +201,9 @@ struct ActivateCredential: AsyncParsableCommand {
         }
         let credential: Data
         do {
-            credential = try await DeviceCheckDevice.activateCredential(credentialBlob: blob, encryptedSecret: secret)
+            credential = try await identity.run {
+                try await DeviceCheckDevice.activateCredential(for: $0, credentialBlob: blob, encryptedSecret: secret)
+            }
         } catch {
             throw CommandFailure(error)
         }

@@ -65,7 +65,7 @@ struct TPMAttestationTests {
 
                 let challenge = try verifier(tpm).challenge(for: attested)
                 let credential = try await DeviceCheckDevice.activateCredential(
-                    credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                    for: identifier, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 try challenge.check(credential)
                 #expect(throws: TPMAttestationError.credentialRefused) { try challenge.check(Data(credential.reversed())) }
 
@@ -74,13 +74,83 @@ struct TPMAttestationTests {
                 var altered = challenge.credentialBlob
                 altered[altered.count - 1] ^= 1
                 let refusal = await #expect(throws: DeviceIdentifierError.self) {
-                    _ = try await DeviceCheckDevice.activateCredential(credentialBlob: altered, encryptedSecret: challenge.encryptedSecret)
+                    _ = try await DeviceCheckDevice.activateCredential(for: identifier, credentialBlob: altered, encryptedSecret: challenge.encryptedSecret)
                 }
                 #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
 
-                // The attestation key is made again from the TPM's seed: the next token names the same one.
+                // The attestation key is made again from the TPM's seed and the key: the next token names the same one.
                 let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"), openedWith: opener)
                 #expect(again.attestationKeyName == attested.attestationKeyName)
+            }
+        }
+    }
+
+    @Test("Each identity has an attestation key of its own: two teams' apps and a regenerated key show three AKs, and a challenge made for one identity's AK is released to it alone; activation never creates an identity")
+    func attestationKeyPerIdentity() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let (app, otherTeamsApp) = (try await identifier(keyring), try await identifier(keyring))
+                func attested(_ identifier: DefaultDeviceIdentifier, team: String = "TEAM") async throws -> AttestedTPMKey {
+                    let device = DeviceCheckDevice(identifier: identifier, team: team, attestationRecipient: opener.recipient)
+                    return try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: team), openedWith: opener)
+                }
+                let first = try await attested(app), other = try await attested(otherTeamsApp, team: "OTHER")
+                #expect(first.attestationKeyName != other.attestationKeyName)
+                #expect(first.endorsementKey == other.endorsementKey, "one TPM, one endorsement key")
+
+                // Relayed to the other team's app, a challenge made for this app's token is refused; its own app releases it.
+                let challenge = try verifier(tpm).challenge(for: first)
+                let refusal = await #expect(throws: DeviceIdentifierError.self) {
+                    _ = try await DeviceCheckDevice.activateCredential(
+                        for: otherTeamsApp, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                }
+                #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
+                try challenge.check(try await DeviceCheckDevice.activateCredential(
+                    for: app, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret))
+
+                // A regenerated key has an AK of its own too: the old key's challenge is no longer answered.
+                _ = try await app.regenerateIdentifier()
+                let renewed = try await attested(app)
+                #expect(renewed.attestationKeyName != first.attestationKeyName && renewed.attestationKeyName != other.attestationKeyName)
+                await #expect(throws: DeviceIdentifierError.self) {
+                    _ = try await DeviceCheckDevice.activateCredential(
+                        for: app, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                }
+
+                // No identity: activation says so and creates none; a key the keyring holds has no AK.
+                let absent = try await identifier(keyring)
+                await #expect(throws: DeviceIdentifierError.keychainItemNotFound) {
+                    _ = try await DeviceCheckDevice.activateCredential(
+                        for: absent, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                }
+                #expect(try await AccessGroupItems(keyring: keyring.client(), configuration: absent.configuration).list().isEmpty)
+                let keyringKey = try await identifier(keyring, protection: .keyring)
+                _ = try await keyringKey.id
+                let unavailable = await #expect(throws: DeviceIdentifierError.self) {
+                    _ = try await DeviceCheckDevice.activateCredential(
+                        for: keyringKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                }
+                guard case .attestationUnavailable(let reason) = unavailable else { Issue.record("\(String(describing: unavailable))"); return }
+                #expect(reason.contains("keyring"), "\(reason)")
+            }
+        }
+    }
+
+    @Test("An attestation an earlier version kept (the bare token member, made with the AK it shared between identities) is made again with the identity's own and kept in its place")
+    func keptByEarlierVersion() async throws {
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let identifier = try await identifier(keyring)
+                let first = try #require(try attestation(try DeviceToken.verify(try await device(identifier).generateToken(), team: "TEAM")))
+                let item = KeychainStorage<Data>(
+                    account: identifier.configuration.attestationAccount, accessGroup: identifier.configuration.accessGroup, keyring: keyring.client())
+                try await item.save(item: try first.json)
+                let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
+                let token = try DeviceToken.verify(try await device(again).generateToken(), team: "TEAM")
+                let carried = try #require(try attestation(token))
+                #expect(carried != first, "made again: a new certification")
+                _ = try verifier(tpm).verify(token, openedWith: opener)
+                #expect(try await item.get().flatMap(AttestationRecord.attestation(from:)) == carried, "the one made again is kept")
             }
         }
     }
@@ -191,14 +261,14 @@ struct TPMAttestationTests {
                     parts[index][parts[index].count - 3] ^= 0x10
                     let tampered = TPMAttestation(
                         endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4], witness: first.witness)
-                    try await item.save(item: try tampered.kept)
+                    try await item.save(item: try AttestationRecord.encoded(tampered))
                     // Another process: nothing of the item cached.
                     let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
                     let token = try DeviceToken.verify(try await device(again).generateToken(), team: "TEAM")
                     let carried = try #require(try attestation(token))
                     #expect(carried != tampered)
                     _ = try verifier(tpm).verify(token, openedWith: opener)
-                    #expect(try await item.get().flatMap(TPMAttestation.init(kept:)) == carried, "the one made again is kept")
+                    #expect(try await item.get().flatMap(AttestationRecord.attestation(from:)) == carried, "the one made again is kept")
                 }
             }
         }
@@ -240,7 +310,8 @@ struct TPMAttestationTests {
                 let challenge = try verifier(tpm).challenge(for: attested)
                 try await tpm.replace()
                 let refusal = await #expect(throws: DeviceIdentifierError.self) {
-                    _ = try await DeviceCheckDevice.activateCredential(credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
+                    _ = try await DeviceCheckDevice.activateCredential(
+                        for: identifier, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
                 #expect(refusal != .tpmKeyFromAnotherTPM, "\(String(describing: refusal))")
             }
@@ -314,6 +385,14 @@ struct TPMAttestationTests {
                 #expect(released.status == 0, "\(released.errorText)")
                 try challenge.check(try #require(Data(base64Encoded: released.text.trimmingCharacters(in: .whitespacesAndNewlines))))
                 #expect(try await keyring.deviceid(["activate-credential"], input: Data("{}".utf8)).status == 65)
+                // Only the token's identity answers it: another identity's AK is refused; an absent identity is said, not made.
+                let otherIdentity = Array(options.dropLast(2)) + ["--access-group", "attestation.other"]
+                #expect(try await keyring.deviceid(["id"] + otherIdentity).status == 0)
+                let relayed = try await keyring.deviceid(["activate-credential"] + otherIdentity, input: input)
+                #expect(relayed.status == 70 && relayed.text.isEmpty && relayed.errorText.contains("refused the credential"), "\(relayed.errorText)")
+                let absent = try await keyring.deviceid(["activate-credential", "--access-group", "attestation.absent", "--non-interactive"], input: input)
+                #expect(absent.status == 66 && absent.text.isEmpty, "\(absent.errorText)")
+                #expect(try await keyring.deviceid(["info", "--access-group", "attestation.absent", "--non-interactive"]).status == 66)
 
                 // No key to seal it to: none, and said.
                 let keyless = try await keyring.deviceid(["token", "--team", "TEAM"] + options.dropLast(2))

@@ -27,7 +27,7 @@ public struct AttestationRecipient: Sendable, Hashable {
 
     /// `attestation` sealed to this recipient: a token header's `tps`.
     package func seal(_ attestation: TPMAttestation) throws -> Data {
-        Data(try attestation.kept.withUnsafeBytes { message in
+        Data(try attestation.json.withUnsafeBytes { message in
             try ECIES.seal(message, to: key, context: AttestationOpener.context)
         })
     }
@@ -67,7 +67,7 @@ public struct AttestationOpener: Sendable {
         let authentic = try? sealed.withUnsafeBytes { sealed in
             try message.withUnsafeMutableBytes { message in try ECIES.open(sealed, with: key, context: Self.context, into: message) }
         }
-        guard authentic == true, let attestation = TPMAttestation(kept: Data(message)) else {
+        guard authentic == true, let attestation = TPMAttestation(json: Data(message)) else {
             throw .malformed("the sealed attestation does not open with this server's key")
         }
         return attestation

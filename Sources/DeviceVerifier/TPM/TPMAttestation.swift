@@ -135,14 +135,14 @@ extension TPMAttestation {
         }
     }
 
-    /// The attestation as it is kept beside the identity: its token member, as JSON.
-    package var kept: Data {
+    /// The attestation as a device seals it to the verifying server: its token member, as JSON.
+    package var json: Data {
         get throws { try JSONEncoder().encode(member) }
     }
 
-    /// An attestation read back from ``kept``; `nil` when the bytes are not one.
-    package init?(kept: Data) {
-        guard let member = try? JSONDecoder().decode(Member.self, from: kept) else { return nil }
+    /// An attestation read back from ``json``; `nil` when the bytes are not one.
+    package init?(json: Data) {
+        guard let member = try? JSONDecoder().decode(Member.self, from: json) else { return nil }
         self.init(member)
     }
 
@@ -153,13 +153,13 @@ extension TPMAttestation {
         let wkey: String?, winfo: String?, wsig: String?
     }
 
-    var member: Member {
+    package var member: Member {
         Member(ek: endorsementCertificate.base64URLEncoded, ak: attestationKey.base64URLEncoded, key: certifiedKey.base64URLEncoded,
                info: certifyInfo.base64URLEncoded, sig: signature.base64URLEncoded,
                wkey: witness?.key.base64URLEncoded, winfo: witness?.certifyInfo.base64URLEncoded, wsig: witness?.signature.base64URLEncoded)
     }
 
-    init?(_ member: Member) {
+    package init?(_ member: Member) {
         guard let ek = Data(base64URL: member.ek), let ak = Data(base64URL: member.ak), let key = Data(base64URL: member.key),
               let info = Data(base64URL: member.info), let sig = Data(base64URL: member.sig) else { return nil }
         let parts = [member.wkey, member.winfo, member.wsig]

@@ -13,6 +13,10 @@ package typealias TPMKeyEvidence = (
 )
 
 /// The device's half of TPM attestation, done with its own ESAPI context. Every call blocks on the TPM.
+///
+/// Each device key has an attestation key (AK) of its own (``attestationKeyUnique(of:)``): two identities of one TPM
+/// (two teams' apps, or one app's key before and after it is made again) never show one AK, and a credential made for
+/// one identity's AK is released only to that identity.
 package enum TPMAttestor {
     /// NV index of the RSA-2048 endorsement certificate (TCG EK Credential Profile).
     static let endorsementCertificateIndex: UInt32 = 0x01C0_0002
@@ -25,7 +29,7 @@ package enum TPMAttestor {
         }
         let tpm = try TSSContext()
         let certificate = try endorsementCertificate(tpm)
-        let (ak, akPublic) = try attestationKey(tpm)
+        let (ak, akPublic) = try attestationKey(tpm, of: wrapped)
         let key = try load(wrapped, in: tpm)
         let (info, signature) = try certification("Esys_Certify", in: tpm, over: nonce) { context, nonce, count, info, infoLength, signature, signatureLength in
             deviceid_tss_certify(context, key, ak, nonce, count, info, 1024, infoLength, signature, 512, signatureLength)
@@ -64,12 +68,14 @@ package enum TPMAttestor {
         return (info, signature)
     }
 
-    /// The credential a verifier sealed to this TPM's endorsement key for its attestation key (`TPM2_MakeCredential`'s
-    /// `credentialBlob` and `secret`), released by `TPM2_ActivateCredential`: proof that the AK lives beside the EK.
-    /// The caller wipes the returned bytes (``cleanse(_:)``).
-    package static func activateCredential(blob: Data, encryptedSecret: Data) throws(TPMFailure) -> [UInt8] {
+    /// The credential a verifier sealed to this TPM's endorsement key for the attestation key of the device key
+    /// `wrappedKey` (`TPM2_MakeCredential`'s `credentialBlob` and `secret`), released by `TPM2_ActivateCredential`:
+    /// proof that the AK lives beside the EK. A credential made for another key's AK is refused. The caller wipes the
+    /// returned bytes (``cleanse(_:)``).
+    package static func activateCredential(wrappedKey der: Data, blob: Data, encryptedSecret: Data) throws(TPMFailure) -> [UInt8] {
+        let wrapped = try WrappedKey(der: der)
         let tpm = try TSSContext()
-        let (ak, _) = try attestationKey(tpm)
+        let (ak, _) = try attestationKey(tpm, of: wrapped)
         let ek = try tpm.object("Esys_CreatePrimary(EK)") { deviceid_tss_create_ek($0, $1, nil, 0, nil) }
         var secret = [UInt8](repeating: 0, count: 64)
         defer { cleanse(&secret) }
@@ -110,10 +116,20 @@ package enum TPMAttestor {
         return code & 0xBF == 0x8B
     }
 
-    private static func attestationKey(_ tpm: TSSContext) throws(TPMFailure) -> (ESYS_TR, Data) {
+    /// What the attestation key of the device key `wrapped` is made from, beside the owner seed: SHA-256 of a fixed
+    /// label and the key's public area. The same key makes the same AK in every process; another key, another AK.
+    static func attestationKeyUnique(of wrapped: WrappedKey) -> [UInt8] {
+        Digest.sha256(Array("swift-deviceid/attestation-key/v1".utf8) + [0] + Array(wrapped.publicArea))
+    }
+
+    /// The attestation key of the device key `wrapped`, made in `tpm`, and its public area.
+    private static func attestationKey(_ tpm: TSSContext, of wrapped: WrappedKey) throws(TPMFailure) -> (ESYS_TR, Data) {
         var handle = ESYS_TR(ESYS_TR_NONE)
+        let unique = attestationKeyUnique(of: wrapped)
         let publicArea = try marshaled(capacity: 512) { (bytes, length) throws(TPMFailure) in
-            handle = try tpm.object("Esys_CreatePrimary(AK)") { deviceid_tss_create_ak($0, $1, bytes, 512, length) }
+            handle = try tpm.object("Esys_CreatePrimary(AK)") { context, ak in
+                unique.withUnsafeBufferPointer { deviceid_tss_create_ak(context, $0.baseAddress, $0.count, ak, bytes, 512, length) }
+            }
         }
         return (handle, publicArea)
     }
