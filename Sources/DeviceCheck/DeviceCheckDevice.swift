@@ -12,11 +12,12 @@ public struct DeviceCheckDevice: Sendable {
     public let identifier: DefaultDeviceIdentifier
     /// The team the tokens are for (their `aud`).
     public let team: String
-    /// The verifying server's key, which a TPM-held key's attestation is sealed to; without it, tokens carry none.
+    /// The verifying server's key, which a TPM-held key's attestation is sealed to unless the user or an administrator
+    /// pinned one (``PinnedAttestationKey``, which wins); with neither, tokens carry none.
     public let attestationRecipient: AttestationRecipient?
 
-    /// Makes tokens for `team` with `identifier`'s key; a TPM-held key's carry its attestation sealed to
-    /// `attestationRecipient`, the verifying server's key, when it is given.
+    /// Makes tokens for `team` with `identifier`'s key; a TPM-held key's carry its attestation sealed to the pinned
+    /// key (``PinnedAttestationKey``), else to `attestationRecipient`, the verifying server's key, when it is given.
     public init(identifier: DefaultDeviceIdentifier, team: String, attestationRecipient: AttestationRecipient? = nil) {
         self.identifier = identifier
         self.team = team
@@ -37,8 +38,9 @@ public struct DeviceCheckDevice: Sendable {
     ///
     /// The attestation is the TPM's certification of the key (over the key itself: made with the first token, kept
     /// beside the identity, and carried by every later token, which then costs one TPM signature) with the TPM's
-    /// endorsement certificate, which names the TPM for good. It is sealed to ``attestationRecipient`` (a new seal for
-    /// each token), so only the verifying server reads it: it can link this device's tokens across identities, and, once
+    /// endorsement certificate, which names the TPM for good. It is sealed to the pinned key (``PinnedAttestationKey``)
+    /// or ``attestationRecipient`` (a new seal for each token, of one length whatever the TPM), so only the verifying
+    /// server reads it: it can link this device's tokens across identities, and, once
     /// the device returns the credential it seals (``activateCredential(for:credentialBlob:encryptedSecret:)``),
     /// keep its bits by the TPM rather than by the key; the backend that relays the token learns nothing of the TPM.
     public func token(algorithm: SignatureAlgorithm? = nil, attestation: TPMAttestationPolicy = .whenAvailable) async throws -> DeviceCheckToken {
@@ -75,16 +77,15 @@ public struct DeviceCheckDevice: Sendable {
         // generator (about a millisecond in a new process); a keyring key's signature sets it up anyway.
         var random = SystemRandomNumberGenerator()
         let tokenID = [random.next(), random.next()].withUnsafeBytes { [UInt8]($0) } as [UInt8]
-        var (attested, missing): (TPMAttestation?, String?) = (nil, nil)
+        var (sealed, missing): (Data?, String?) = (nil, nil)
         if attestation != .omitted {
             switch try await self.attestation(of: key, kept: kept, keyLoad: keyLoad) {
-            case .success(let made): attested = made
+            case .success(let (made, recipient)): sealed = try recipient.seal(made)
             case .failure(let reason) where attestation == .required: throw DeviceIdentifierError.attestationUnavailable(reason.description)
             case .failure(.keyringKey): break
             case .failure(let reason): missing = reason.description
             }
         }
-        let sealed = try attested.flatMap { attested in try attestationRecipient?.seal(attested) }
         let header = try DeviceToken.json(DeviceToken.Header(
             alg: algorithm.rawValue, dpk: key.externalRepresentation.base64URLEncoded, tps: sealed?.base64URLEncoded, typ: DeviceToken.type))
         let payload = try DeviceToken.json(DeviceToken.Payload(
@@ -126,8 +127,10 @@ public struct DeviceCheckDevice: Sendable {
     private enum NoAttestation: Error, CustomStringConvertible {
         /// The key is the keyring's: there is no TPM to attest it.
         case keyringKey
-        /// No key of the verifying server was given to seal the attestation to.
+        /// No key of the verifying server was given to seal the attestation to, and none is pinned.
         case noRecipient
+        /// A pinned key's file exists but holds no key (``PinnedAttestationKey/read()`` says why).
+        case unreadablePin(String)
         /// The TPM could not attest the key.
         case tpm(TPMFailure)
 
@@ -136,7 +139,8 @@ public struct DeviceCheckDevice: Sendable {
             case .keyringKey: "the device key is kept in the keyring, not in a TPM (make the identity with --key-protection tpm)"
             case .noRecipient:
                 "no attestation key of the verifying server to seal it to (deviceid-server answers it at GET /v1/tpm/attestation_key; "
-                    + "`deviceid token --attestation-key`)"
+                    + "`deviceid token --attestation-key`; or one pinned in ~/.config/swift-deviceid/attestation-key)"
+            case .unreadablePin(let reason): reason
             case .tpm(let failure): "\(failure)"
             }
         }
@@ -150,28 +154,35 @@ public struct DeviceCheckDevice: Sendable {
         case unread
     }
 
-    /// The TPM's attestation of the device key `key`, or why there is none: the one kept beside the identity (read
-    /// now when `kept` was not) when it is of this key, else one made now over the key itself (once `keyLoad` is done)
-    /// and kept, so that later tokens cost one signature.
+    /// The TPM's attestation of the device key `key` and the key to seal it to (a pinned one, else
+    /// ``attestationRecipient``), or why there is none: the one kept beside the identity (read now when `kept` was
+    /// not) when it is of this key, else one made now over the key itself (once `keyLoad` is done) and kept, so that
+    /// later tokens cost one signature.
     private func attestation(
         of key: DevicePublicKey, kept: KeptAttestation, keyLoad: Task<Void, Never>?
-    ) async throws -> Result<TPMAttestation, NoAttestation> {
+    ) async throws -> Result<(TPMAttestation, AttestationRecipient), NoAttestation> {
         guard let wrapped = try await identifier.wrappedTPMKey() else { return .failure(.keyringKey) }
-        guard attestationRecipient != nil else { return .failure(.noRecipient) }
+        let recipient: AttestationRecipient
+        do {
+            guard let chosen = try await PinnedAttestationKey.read()?.recipient ?? attestationRecipient else { return .failure(.noRecipient) }
+            recipient = chosen
+        } catch DeviceIdentifierError.attestationUnavailable(let reason) {
+            return .failure(.unreadablePin(reason))
+        }
         var bytes: Data?
         switch kept {
         case .read(let read): bytes = read
         case .unread: bytes = await identifier.keptAttestation()
         }
         if let kept = bytes.flatMap(AttestationRecord.attestation(from:)), kept.isKept(for: key) {
-            return .success(kept)
+            return .success((kept, recipient))
         }
         await keyLoad?.value
         do {
             let nonce = TPMAttestation.keyBinding(of: key)
             let made = TPMAttestation(try await identifier.onTPM { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
             await identifier.keepAttestation(try AttestationRecord.encoded(made))
-            return .success(made)
+            return .success((made, recipient))
         } catch let failure as TPMFailure {
             identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
             return .failure(.tpm(failure))

@@ -51,6 +51,13 @@ struct TPMAttestationTests {
         return Data((input + "." + signature.base64URLEncoded).utf8)
     }
 
+    /// Expects `body` to throw ``DeviceIdentifierError/attestationUnavailable(_:)`` with a reason that says `why`.
+    func expectUnavailable(saying why: String, _ body: () async throws -> Void) async {
+        let refusal = await #expect(throws: DeviceIdentifierError.self) { try await body() }
+        guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
+        #expect(reason.contains(why), "\(reason)")
+    }
+
     @Test("A TPM-held key's token carries an attestation that verifies; the TPM releases the credential sealed for it",
           arguments: [DeviceKeyType.p256, .rsa])
     func attestAndActivate(keyType: DeviceKeyType) async throws {
@@ -126,31 +133,10 @@ struct TPMAttestationTests {
                 #expect(try await AccessGroupItems(keyring: keyring.client(), configuration: absent.configuration).list().isEmpty)
                 let keyringKey = try await identifier(keyring, protection: .keyring)
                 _ = try await keyringKey.id
-                let unavailable = await #expect(throws: DeviceIdentifierError.self) {
+                await expectUnavailable(saying: "keyring") {
                     _ = try await DeviceCheckDevice.activateCredential(
                         for: keyringKey, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
-                guard case .attestationUnavailable(let reason) = unavailable else { Issue.record("\(String(describing: unavailable))"); return }
-                #expect(reason.contains("keyring"), "\(reason)")
-            }
-        }
-    }
-
-    @Test("An attestation an earlier version kept (the bare token member, made with the AK it shared between identities) is made again with the identity's own and kept in its place")
-    func keptByEarlierVersion() async throws {
-        try await PrivateTPM.with { tpm in
-            try await PrivateKeyring.with { keyring in
-                let identifier = try await identifier(keyring)
-                let first = try #require(try attestation(try DeviceToken.verify(try await device(identifier).generateToken(), team: "TEAM")))
-                let item = KeychainStorage<Data>(
-                    account: identifier.configuration.attestationAccount, accessGroup: identifier.configuration.accessGroup, keyring: keyring.client())
-                try await item.save(item: try first.json)
-                let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
-                let token = try DeviceToken.verify(try await device(again).generateToken(), team: "TEAM")
-                let carried = try #require(try attestation(token))
-                #expect(carried != first, "made again: a new certification")
-                _ = try verifier(tpm).verify(token, openedWith: opener)
-                #expect(try await item.get().flatMap(AttestationRecord.attestation(from:)) == carried, "the one made again is kept")
             }
         }
     }
@@ -228,6 +214,7 @@ struct TPMAttestationTests {
                 }
                 let sealed = verified.map { $0.sealedTPMAttestation ?? Data() }
                 #expect(!Self.share16(sealed[0], sealed[1]) && !Self.share16(sealed[0], sealed[2]), "sealed anew each time")
+                #expect(sealed.allSatisfy { $0.count == AttestationRecipient.paddedLength + ECIES.overhead }, "one length for every TPM")
                 #expect(!Self.share16(verified[0].publicKey.externalRepresentation, readable[2]), "another app's key is another key")
                 let stranger = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
                 #expect(throws: TPMAttestationError.self) { try stranger.open(sealed[0]) }
@@ -246,7 +233,7 @@ struct TPMAttestationTests {
         return (0...(second.count - 16)).contains { runs.contains(second[$0..<($0 + 16)]) }
     }
 
-    @Test("A kept attestation that no longer holds together (one bit flipped in its signature, in its certification) is made again and kept, not carried")
+    @Test("A kept attestation that an earlier version kept (the bare token member, made with the AK it shared between identities) or that no longer holds together (one bit flipped in its signature, in its certification, in its endorsement certificate's key) is made again and kept, not carried")
     func tamperedKept() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -255,18 +242,25 @@ struct TPMAttestationTests {
                 // The item as the identifier keeps it.
                 let item = KeychainStorage<Data>(
                     account: identifier.configuration.attestationAccount, accessGroup: identifier.configuration.accessGroup, keyring: keyring.client())
-                for part in [\TPMAttestation.signature, \.certifyInfo] {
+                // The certificate's modulus, found in its bytes: flipped there, the certificate still reads and fits the
+                // endorsement profile, but the witness shows the TPM's endorsement key is another.
+                let modulus = try X509Certificate(der: first.endorsementCertificate).rsaPublicKey().publicNumbers().modulus
+                let modulusAt = try #require(first.endorsementCertificate.firstRange(of: modulus)).lowerBound
+                var kept = [try first.json]
+                for (index, offset) in [(4, first.signature.count - 3), (3, first.certifyInfo.count - 3), (0, modulusAt + 100)] {
                     var parts = [first.endorsementCertificate, first.attestationKey, first.certifiedKey, first.certifyInfo, first.signature]
-                    let index = part == \.signature ? 4 : 3
-                    parts[index][parts[index].count - 3] ^= 0x10
-                    let tampered = TPMAttestation(
-                        endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4], witness: first.witness)
-                    try await item.save(item: try AttestationRecord.encoded(tampered))
+                    parts[index][offset] ^= 0x10
+                    kept.append(try AttestationRecord.encoded(TPMAttestation(
+                        endorsementCertificate: parts[0], attestationKey: parts[1], certifiedKey: parts[2], certifyInfo: parts[3], signature: parts[4],
+                        witness: first.witness)))
+                }
+                for bytes in kept {
+                    try await item.save(item: bytes)
                     // Another process: nothing of the item cached.
                     let again = try DefaultDeviceIdentifier(configuration: identifier.configuration, keyring: keyring.client())
                     let token = try DeviceToken.verify(try await device(again).generateToken(), team: "TEAM")
                     let carried = try #require(try attestation(token))
-                    #expect(carried != tampered)
+                    #expect(carried != first, "made again: a new certification")
                     _ = try verifier(tpm).verify(token, openedWith: opener)
                     #expect(try await item.get().flatMap(AttestationRecord.attestation(from:)) == carried, "the one made again is kept")
                 }
@@ -337,9 +331,7 @@ struct TPMAttestationTests {
                 let entry = try #require(log.all.first { $0.message == "the token carries no TPM attestation" })
                 #expect(entry.metadata["reason"]?.contains("no endorsement certificate") == true, "\(entry.metadata)")
                 // Required, it is refused with the reason; the command says the same, and warns when it is not required.
-                let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
-                guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
-                #expect(reason.contains("no endorsement certificate"), "\(reason)")
+                await expectUnavailable(saying: "no endorsement certificate") { _ = try await device.token(attestation: .required) }
                 let options = ["--team", "TEAM", "--key-protection", "tpm", "--key-type", "p256", "--non-interactive",
                                "--attestation-key", CompactJWS.encoded(opener.recipient.publicKey)]
                 let warned = try await keyring.deviceid(["token"] + options)
@@ -361,9 +353,7 @@ struct TPMAttestationTests {
                 let token = try DeviceToken.verify(made.bytes, team: "TEAM")
                 #expect(try attestation(token) == nil && made.missingAttestation == nil)
                 #expect(throws: TPMAttestationError.missing) { try verifier(tpm).verify(token) }
-                let refusal = await #expect(throws: DeviceIdentifierError.self) { try await device.token(attestation: .required) }
-                guard case .attestationUnavailable(let reason) = refusal else { Issue.record("\(String(describing: refusal))"); return }
-                #expect(reason.contains("keyring"), "\(reason)")
+                await expectUnavailable(saying: "keyring") { _ = try await device.token(attestation: .required) }
             }
         }
     }
@@ -422,6 +412,56 @@ struct TPMAttestationTests {
                 let required = try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation"] + fresh, environment: swtpm)
                 #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains("resource manager"), "\(required.errorText)")
                 #expect(try await keyring.deviceid(["token", "--team", "TEAM", "--require-attestation", "--no-tpm-attestation"] + options).status == 64)
+            }
+        }
+    }
+
+    @Test("A key the user or an administrator pins wins over the app's: tokens are sealed to it and `doctor` shows it; the user's pin wins over the system's; a pin that holds no key leaves tokens unattested, saying why, and refused when required")
+    func pinnedKey() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with { keyring in
+                let home = try #require(keyring.environment["HOME"])
+                let (user, system) = (home + "/.config/swift-deviceid", home + "/system/swift-deviceid")
+                let systemConfiguration = ["XDG_CONFIG_DIRS": home + "/system"]
+                let users = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+                let administrators = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+                func pin(_ opener: AttestationOpener, in directory: String) throws {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                    try Data((CompactJWS.encoded(opener.recipient.publicKey) + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/attestation-key"))
+                }
+                let options = ["--team", "TEAM", "--key-protection", "tpm", "--key-type", "p256", "--non-interactive",
+                               "--attestation-key", CompactJWS.encoded(opener.recipient.publicKey)]
+                func sealed(_ environment: [String: String] = [:]) async throws -> Data? {
+                    let made = try await keyring.deviceid(["token"] + options, environment: environment)
+                    #expect(made.status == 0 && !made.errorText.contains("warning"), "\(made.errorText)")
+                    return try DeviceToken.verify(Data(made.stdout.filter { $0 != 0x0A }), team: "TEAM").sealedTPMAttestation
+                }
+                // The administrator's pin (the system's configuration) wins over the app's key.
+                try pin(administrators, in: system)
+                let bySystem = try #require(try await sealed(systemConfiguration))
+                #expect(throws: TPMAttestationError.self) { try opener.open(bySystem) }
+                _ = try administrators.open(bySystem)
+                // The user's own pin wins over the system's, and `doctor` shows it.
+                try pin(users, in: user)
+                _ = try users.open(try #require(try await sealed(systemConfiguration)))
+                let doctor = try await keyring.deviceid(["doctor", "--non-interactive"], environment: systemConfiguration)
+                #expect(doctor.text.contains(
+                    "Attestation    sealed to the key pinned in \(user)/attestation-key: \(CompactJWS.encoded(users.recipient.publicKey))"), "\(doctor.text)")
+
+                // A pin that holds no key: the token is made without an attestation, saying why, or refused when required.
+                try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: user + "/attestation-key"))
+                let unsealed = try await keyring.deviceid(["token"] + options)
+                let why = "the attestation key pinned in \(user)/attestation-key is not a P-256 point"
+                #expect(unsealed.status == 0 && unsealed.errorText.contains(why), "\(unsealed.errorText)")
+                #expect(try DeviceToken.verify(Data(unsealed.stdout.filter { $0 != 0x0A }), team: "TEAM").sealedTPMAttestation == nil)
+                let required = try await keyring.deviceid(["token", "--require-attestation"] + options)
+                #expect(required.status == 69 && required.text.isEmpty && required.errorText.contains(why), "\(required.errorText)")
+                #expect(try await keyring.deviceid(["doctor", "--non-interactive"]).text.contains("Attestation    not made: \(why)"))
+
+                // None pinned: the app's key.
+                try FileManager.default.removeItem(atPath: user + "/attestation-key")
+                try FileManager.default.removeItem(atPath: system + "/attestation-key")
+                _ = try opener.open(try #require(try await sealed(systemConfiguration)))
             }
         }
     }

@@ -86,4 +86,26 @@ struct TPMAttestationTests {
             try stranger.verify(token, openedWith: fixtures.opener)
         }
     }
+
+    @Test("Sealed attestations have one length whatever the TPM: certificates of 900 to 2,240 bytes and P-256 or RSA keys seal to one length and open to what was sealed; a longer certificate rounds to 512 bytes; attestations sealed unpadded by earlier versions still open")
+    func oneLength() throws {
+        let (p256, rsa) = (try fixtures.attestation("tpm-p256"), try fixtures.attestation("tpm-rsa"))
+        let certificate = p256.endorsementCertificate
+        var lengths: Set<Int> = []
+        for attestation in [p256, rsa, rsa.replacing(endorsementCertificate: certificate + Data(count: 2_240 - certificate.count)),
+                            p256.replacing(endorsementCertificate: certificate.prefix(900))] {
+            let sealed = try fixtures.opener.recipient.seal(attestation)
+            lengths.insert(sealed.count)
+            #expect(try fixtures.opener.open(sealed) == attestation)
+        }
+        #expect(lengths == [AttestationRecipient.paddedLength + ECIES.overhead], "\(lengths)")
+        let longer = rsa.replacing(endorsementCertificate: certificate + Data(count: 3_000 - certificate.count))
+        let sealed = try fixtures.opener.recipient.seal(longer)
+        #expect((sealed.count - ECIES.overhead) % 512 == 0 && sealed.count - ECIES.overhead > AttestationRecipient.paddedLength)
+        #expect(try fixtures.opener.open(sealed) == longer)
+        // Sealed unpadded, as earlier versions sealed them.
+        let recipient = try P256Key(publicKeyX963: [UInt8](fixtures.opener.recipient.publicKey))
+        let unpadded = try (try p256.json).withUnsafeBytes { try ECIES.seal($0, to: recipient, context: AttestationOpener.context) }
+        #expect(try fixtures.opener.open(Data(unpadded)) == p256)
+    }
 }

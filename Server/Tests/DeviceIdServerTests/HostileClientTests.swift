@@ -43,10 +43,10 @@ enum Handmade {
         return token.base64EncodedString()
     }
 
-    /// A token payload for TEAM1 made now, with `iat`, `exp` and `jti` as given (by default, valid ones).
-    static func payload(iat: String? = nil, exp: String? = nil, jti: String = "AAAAAAAAAAAAAAAAAAAAAA") -> String {
+    /// A token payload for `team` made now, with `iat`, `exp` and `jti` as given (by default, valid ones).
+    static func payload(team: String = "TEAM1", iat: String? = nil, exp: String? = nil, jti: String = "AAAAAAAAAAAAAAAAAAAAAA") -> String {
         let now = Int(Date().timeIntervalSince1970)
-        return #"{"aud":"TEAM1","exp":\#(exp ?? String(now + 600)),"iat":\#(iat ?? String(now)),"jti":"\#(jti)"}"#
+        return #"{"aud":"\#(team)","exp":\#(exp ?? String(now + 600)),"iat":\#(iat ?? String(now)),"jti":"\#(jti)"}"#
     }
 }
 
@@ -210,6 +210,29 @@ struct FatTokenTests {
             largest = max(largest, tokens.cachedBytes)
         }
         #expect(largest > capacity / 2 && largest <= capacity, "\(largest) bytes")
+    }
+
+    @Test("One team's flood of throwaway tokens empties its own part of the cache, never the part of a team that holds less than its share")
+    func fairShares() async throws {
+        let capacity = 256 << 10
+        let tokens = VerifiedTokens(tpm: nil, byteCapacity: capacity)
+        let key = try TeamSigningKey()
+        for index in 0..<20 {
+            _ = try tokens.verify(
+                try await Handmade.deviceToken(key: key, payload: Handmade.payload(team: "TEAM2", jti: "TEAM2-\(index)")), team: "TEAM2", now: Date())
+        }
+        let kept = tokens.cachedBytes(of: "TEAM2")
+        #expect(kept > 0)
+        let longest = String(repeating: "B", count: DeviceToken.maximumTokenIDSize - 4)
+        var largest = 0
+        for index in 0..<500 {
+            let token = try await Handmade.deviceToken(key: key, payload: Handmade.payload(jti: longest + String(format: "%04d", index)))
+            _ = try tokens.verify(token, team: "TEAM1", now: Date())
+            largest = max(largest, tokens.cachedBytes)
+        }
+        #expect(largest <= capacity, "\(largest) bytes")
+        #expect(tokens.cachedBytes(of: "TEAM2") == kept, "the other team's part is whole")
+        #expect(tokens.cachedBytes(of: "TEAM1") > 0)
     }
 
     @Test("Thousands of valid team JWTs with a 20 KB claim are refused unread; JWTs within the cap are kept in the cache's bytes")

@@ -1,3 +1,5 @@
+import DeviceCheck
+
 /// `deviceid doctor`'s text: a heading per part, one screen for a person.
 struct DoctorReport {
     /// The most items listed; the rest are counted.
@@ -36,6 +38,9 @@ struct DoctorReport {
         let tpm = diagnosis.tpm
         let way = tpm.tcti.map { "TPM2OPENSSL_TCTI=\($0)" } ?? tpm.device.map { "\($0), \(tpm.deviceAccess ?? "")" }
         add("TPM", (tpm.reachable ? "usable" + (way.map { " through \($0)" } ?? "") : "not usable: \(tpm.problem ?? "")"))
+        add("Attestation", tpm.pinnedAttestationKey.map { "sealed to the key pinned in \($0.file): \($0.key)" }
+            ?? tpm.pinProblem.map { "not made: \($0)" }
+            ?? "sealed to the key each app gives (none pinned in \(PinnedAttestationKey.files.joined(separator: " or ")))")
         if let items = diagnosis.items {
             add("Items", "\(items.count) in '\(diagnosis.accessGroup)' (labels and accounts; never a secret)")
             for item in items.prefix(Self.itemsShown) {

@@ -1,4 +1,6 @@
+import DeviceCheck
 import DeviceId
+import DeviceVerifier
 import Glibc
 
 /// Whether this process can use a TPM, and the facts a user needs to fix it when it cannot.
@@ -13,6 +15,17 @@ struct TPMReport: Encodable {
     var reachable = false
     /// Why it did not, and what to do.
     var problem: String?
+    /// The verifying server's attestation key pinned for this user (``PinnedAttestationKey``), which tokens'
+    /// attestations are sealed to whatever key an app gives.
+    var pinnedAttestationKey: Pin?
+    /// Why a pin file that exists holds no key.
+    var pinProblem: String?
+
+    /// A pinned key: its file, and the key as the server answers it (base64url).
+    struct Pin: Encodable {
+        var file: String
+        var key: String
+    }
 
     /// Looks: the environment and the device first, then a real open of the TPM, bounded by `timeout`.
     static func look(timeout: Duration) async -> TPMReport {
@@ -26,6 +39,13 @@ struct TPMReport: Encodable {
             report.problem = detail
         } catch {
             report.problem = String(describing: error)
+        }
+        do {
+            report.pinnedAttestationKey = try await PinnedAttestationKey.read().map { Pin(file: $0.file, key: $0.recipient.publicKey.base64URLEncoded) }
+        } catch DeviceIdentifierError.attestationUnavailable(let detail) {
+            report.pinProblem = detail
+        } catch {
+            report.pinProblem = String(describing: error)
         }
         return report
     }

@@ -5,7 +5,7 @@ import OpenSSLSupport
 /// `GET /v1/tpm/attestation_key`). Sealed, an attestation shows the backend that relays a token nothing: the
 /// endorsement certificate (a hardware serial, the same for every app and team on the machine) and the attestation key
 /// reach the server alone, as Apple's device tokens are opaque to developers. Each token's is sealed anew (``ECIES``,
-/// a one-time key each time): no two tokens share a byte of it.
+/// a one-time key each time): no two tokens share a byte of it, and every one has the same length.
 public struct AttestationRecipient: Sendable, Hashable {
     /// The public key: an X9.63 uncompressed P-256 point (65 bytes).
     public let publicKey: Data
@@ -25,11 +25,24 @@ public struct AttestationRecipient: Sendable, Hashable {
     /// Hashes the key.
     public func hash(into hasher: inout Hasher) { hasher.combine(publicKey) }
 
-    /// `attestation` sealed to this recipient: a token header's `tps`.
+    /// `attestation` sealed to this recipient: a token header's `tps`, of one length whatever the TPM
+    /// (``paddedMessage(_:)``).
     package func seal(_ attestation: TPMAttestation) throws -> Data {
-        Data(try attestation.json.withUnsafeBytes { message in
+        Data(try Self.paddedMessage(try attestation.json).withUnsafeBytes { message in
             try ECIES.seal(message, to: key, context: AttestationOpener.context)
         })
+    }
+
+    /// The length every sealed message is padded to: room for an endorsement certificate of 2,240 bytes beside an RSA
+    /// device key (a TPM's NV index for it commonly holds at most 2,048 bytes, and makers' certificates are about 1 to
+    /// 1.5 KB), so the length of a token says nothing about its TPM's certificate (its maker, its model, its serial).
+    static let paddedLength = 4_608
+
+    /// `json` followed by spaces (which every JSON reader skips, the server's of earlier versions too) up to
+    /// ``paddedLength``, or for a longer one up to the next multiple of 512 bytes.
+    static func paddedMessage(_ json: Data) -> Data {
+        let length = json.count <= paddedLength ? paddedLength : (json.count + 511) / 512 * 512
+        return json + Data(repeating: 0x20, count: length - json.count)
     }
 }
 

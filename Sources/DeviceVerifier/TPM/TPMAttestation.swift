@@ -54,12 +54,13 @@ extension TPMAttestation {
         Data(Digest.sha256(Array("swift-deviceid/tpm-key-attestation/v1".utf8) + [0] + Array(key.externalRepresentation)))
     }
 
-    /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) whose parts the TPM made
-    /// still hold together, as a kept one must to be carried again: everything ``certifies(_:tokenID:)`` checks. Else
-    /// a new one is made. The endorsement certificate is left to the verifier: a new attestation would carry the same
-    /// one, read from the TPM again.
+    /// Whether this is an attestation of `key` made over the key itself (``keyBinding(of:)``) that still holds
+    /// together whole, as a kept one must to be carried again: everything ``holdsTogether(for:tokenID:endorsement:)``
+    /// checks, the endorsement certificate's profile and the witness made under its key included. Else a new one is
+    /// made. Only the certificate's chain to a trusted maker is left to the verifier, which alone knows the makers.
     package func isKept(for key: DevicePublicKey) -> Bool {
-        (try? certifies(key, tokenID: nil)) != nil
+        guard let endorsement = try? X509Certificate(der: endorsementCertificate) else { return false }
+        return (try? holdsTogether(for: key, tokenID: nil, endorsement: endorsement)) != nil
     }
 
     /// Checks all that needs no trusted maker (``TPMAttestationVerifier`` checks that `endorsement`, this

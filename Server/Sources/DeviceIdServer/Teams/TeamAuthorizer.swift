@@ -87,7 +87,7 @@ public final class TeamAuthorizer: Sendable {
         let issued = Date(timeIntervalSince1970: claims.iat)
         guard issued <= now.addingTimeInterval(60), issued > now.addingTimeInterval(-3600) else { throw TeamRefusal.time }
         // The key's text, with room for the entry and the dictionary's slot (the team's strings are the store's).
-        verified.keep((team, issued.addingTimeInterval(3600)), for: jwt, cost: jwt.utf8.count + 128)
+        verified.keep((team, issued.addingTimeInterval(3600)), for: jwt, team: team.id, cost: jwt.utf8.count + 128)
         return team
     }
 

@@ -9,7 +9,8 @@ package struct CheckedToken: Sendable {
 
 /// Device tokens verified before, by team and token text, until they expire. The answer for a token never changes
 /// before its `exp`, so a cached one is exactly what verifying again would say. Bounded in bytes, whatever the tokens a
-/// team sends (each at most ``DeviceToken/maximumSize``): when full, it starts over.
+/// team sends (each at most ``DeviceToken/maximumSize``), and shared fairly between teams (``ByteBoundedCache``): a
+/// team that sends a flood of throwaway tokens empties its own part, not another team's.
 package final class VerifiedTokens: Sendable {
     private struct Key: Hashable {
         let team: String
@@ -28,6 +29,9 @@ package final class VerifiedTokens: Sendable {
 
     /// The bytes the cache holds, as it counts them: never more than its capacity.
     package var cachedBytes: Int { verified.bytes }
+
+    /// The bytes `team`'s tokens take in the cache.
+    package func cachedBytes(of team: String) -> Int { verified.bytes(of: team) }
 
     /// The token `encoded` (standard base64 of the token's bytes) if it is for `team` at `now` and its attestation,
     /// when it carries one, holds together; else the refusal saying why. An attestation by a TPM of a maker not
@@ -59,7 +63,7 @@ package final class VerifiedTokens: Sendable {
         }
         let checked = CheckedToken(token: token, attested: attested)
         // The key's text, and the token's parts kept decoded (about as many bytes again), with room for the rest.
-        verified.keep(checked, for: key, cost: team.utf8.count + 2 * encoded.utf8.count + 512)
+        verified.keep(checked, for: key, team: team, cost: team.utf8.count + 2 * encoded.utf8.count + 512)
         return checked
     }
 }
