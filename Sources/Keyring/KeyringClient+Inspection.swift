@@ -74,11 +74,13 @@ extension KeyringClient {
     /// outside a sandbox, rather than the Secret portal's key.
     package var keyringFileIsSealed: Bool { file?.sealedPassword != nil }
 
-    /// Under ``KeyringFallback/sealedKeyringFile``, the keyring file when no Secret Service can answer now; `nil` when
-    /// one can, and without the fallback. Never prompts, moves nothing.
-    package func fallbackFilePath() async throws -> String? {
+    /// Under ``KeyringFallback/sealedKeyringFile``, the keyring file and why items are kept there when no Secret
+    /// Service can answer now, or the one that answers would keep them only until logout; `nil` when one can keep
+    /// them, and without the fallback. Never prompts, moves nothing.
+    package func fallbackFile() async throws -> (path: String, reason: String)? {
         guard let fallback = backend as? FallbackBackend else { return nil }
-        return try await fallback.serviceAnswers() ? nil : fallback.file.file.path
+        guard try await fallback.serviceAnswers() else { return (fallback.file.file.path, "no Secret Service answers") }
+        return try await fallback.defaultCollectionPersists() ? nil : (fallback.file.file.path, FallbackBackend.sessionDefault)
     }
 
     /// Where this client may keep items in the keyring file with its password sealed to the TPM (`SECRET_BACKEND=file`

@@ -206,6 +206,44 @@ extension SealedKeyringFileTests {
 }
 
 extension SealedKeyringFileTests {
+    @Test("A Secret Service whose default collection is its session collection (forgotten at logout) is given nothing: the items stay in the sealed file, unmarked, the same id, and doctor says why; pointed back at a keyring, the items move")
+    func sessionDefault() async throws {
+        try await PrivateTPM.with { _ in
+            try await PrivateKeyring.with(.busOnly) { keyring in
+                let fallback = ["DEVICEID_KEYRING_FALLBACK": "sealed-file"]
+                let first = try await keyring.deviceid(["id"], environment: fallback)
+                #expect(first.status == 0, "\(first.errorText)")
+                try await keyring.startDaemon(unlock: true)
+                func pointDefault(at collection: String) async throws {
+                    let set = try await keyring.run("/usr/bin/gdbus", [
+                        "call", "--session", "-d", "org.freedesktop.secrets", "-o", "/org/freedesktop/secrets",
+                        "-m", "org.freedesktop.Secret.Service.SetAlias", "default", "/org/freedesktop/secrets/collection/\(collection)",
+                    ])
+                    #expect(set.status == 0, "\(set.errorText)")
+                }
+                func inSecretService() async throws -> Bool {
+                    try await keyring.run("/usr/bin/secret-tool", ["search", "--all", "service", "deviceid"]).text.contains("Device identity key")
+                }
+                try await pointDefault(at: "session")
+                #expect(try await keyring.deviceid(["id"], environment: fallback).text == first.text)
+                #expect(try await !inSecretService(), "nothing moved into the session collection")
+                #expect(try await keyring.deviceid(["info"], environment: ["SECRET_BACKEND": "file"]).status == 0, "the file keeps the identity")
+                let marks = keyring.keyringsDirectory.appendingPathComponent("swift-deviceid-in-secret-service").path
+                #expect(((try? FileManager.default.contentsOfDirectory(atPath: marks)) ?? []).isEmpty, "the group is not marked as the Secret Service's")
+                let doctor = try await keyring.deviceid(["doctor"], environment: fallback)
+                #expect(doctor.text.contains("the Secret Service's default collection is its session collection, which it forgets at logout"),
+                        "\(doctor.text)")
+
+                // Pointed back at the login keyring: the items move into it, the id stays.
+                try await pointDefault(at: "login")
+                #expect(try await keyring.deviceid(["id"], environment: fallback).text == first.text)
+                #expect(try await inSecretService())
+            }
+        }
+    }
+}
+
+extension SealedKeyringFileTests {
     @Test("A move interrupted after the copy finishes once; an item the Secret Service holds with another secret stays in both")
     func interruptedAndConflictingMoves() async throws {
         try await PrivateTPM.with { _ in

@@ -132,9 +132,9 @@ extension Diagnosis {
             // Under the fallback, where a call would go now; a Secret Service that answers is asked without it, so that
             // the doctor moves nothing out of the file.
             let fallback = "\(KeyringFallback.environmentVariable)=\(keyring.fallback.rawValue)"
-            if let path = try? await keyring.fallbackFilePath() {
-                reason = "\(fallback), and no Secret Service answers"
-                keyringFile = path
+            if let found = try? await keyring.fallbackFile() {
+                reason = "\(fallback), and \(found.reason)"
+                keyringFile = found.path
             } else {
                 reason = "\(reason); \(fallback), not used: the Secret Service answers, or fails in a way that may pass"
                 keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout, fallback: .none)

@@ -83,11 +83,11 @@ struct FallbackBackend: KeyringBackend {
     }
 
     /// The place for a call about `queries`: the Secret Service when it answers, once their groups are settled there
-    /// (``settle(_:)``); else the file.
+    /// (``settle(_:)``); else, or when it would keep them only until logout, the file.
     private nonisolated(nonsending) func place(for queries: [KeyringAttributes]) async throws -> any KeyringBackend {
         guard try await serviceAnswers() else { return file }
         for group in Set(queries.map(Self.group)) where !group.isEmpty {
-            try await settle(group)
+            guard try await settle(group) else { return file }
         }
         return service
     }
@@ -147,10 +147,16 @@ struct FallbackBackend: KeyringBackend {
     /// of the file, under the group's lock. Each is added to the service (unless it holds a match already), read back
     /// and compared, and only then deleted from the file. An interrupted move is finished by the next one; an item the
     /// service holds with another secret stays in both places, untouched, and is logged. No TPM is asked while the
-    /// file holds no items.
-    private func settle(_ group: KeyringAttributes) async throws {
+    /// file holds no items. A Secret Service whose `default` collection is its session collection, which it forgets at
+    /// logout, is given nothing: the group stays in the file, unmarked (`false`).
+    private func settle(_ group: KeyringAttributes) async throws -> Bool {
         let key = canonicalEncoding(group)
-        guard !Self.settled.withLock({ $0.contains(key) }) else { return }
+        if let settled = Self.settled.withLock({ $0[key] }) { return settled }
+        guard try await defaultCollectionPersists() else {
+            Logger.keyringFile.notice("items stay in the keyring file: \(Self.sessionDefault)")
+            Self.settled.withLock { $0[key] = false }
+            return false
+        }
         let (file, service) = (file, service)
         let path = file.file.path
         let holdsItems = try await BlockingExecutor.run(until: deadline) { _ in
@@ -188,11 +194,20 @@ struct FallbackBackend: KeyringBackend {
                 }
             }
         }
-        Self.settled.withLock { _ = $0.insert(key) }
+        Self.settled.withLock { $0[key] = true }
+        return true
     }
 
-    /// The groups this process settled in the Secret Service already.
-    private static let settled = Locked<Set<String>>([])
+    /// The groups this process settled already: in the Secret Service (`true`), or in the file (`false`).
+    private static let settled = Locked<[String: Bool]>([:])
+
+    /// Whether the Secret Service's `default` collection keeps items beyond the session.
+    func defaultCollectionPersists() async throws -> Bool {
+        try await service.perform { connection, call in try connection.service.defaultCollectionPersists(call) }
+    }
+
+    /// Why a Secret Service that answers is given nothing.
+    static let sessionDefault = "the Secret Service's default collection is its session collection, which it forgets at logout"
 }
 
 /// The groups a Secret Service served under the fallback — their items are kept there — as one empty file each, named

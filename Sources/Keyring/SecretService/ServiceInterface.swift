@@ -90,6 +90,19 @@ struct ServiceInterface {
         return target == SecretServiceNames.noObject ? nil : target
     }
 
+    /// Whether items made in the `default` collection outlive the session: `false` when the alias points to the
+    /// session collection, which a provider keeps in memory only (gnome-keyring lets `SetAlias` point `default` there).
+    /// D-Bus: `ReadAlias` of both aliases, pipelined.
+    func defaultCollectionPersists(_ call: KeyringCall) throws -> Bool {
+        let outcomes = connection.callEach([.readAlias(KeyringCollection.default.alias), .readAlias(KeyringCollection.session.alias)], call)
+        defer { Pipeline.release(outcomes) }
+        // A provider without a session collection may answer its alias with an error: then nothing is one.
+        let (defaultPath, sessionPath) = (GLibValues.objectPaths(inTuple: try outcomes[0].get()).first,
+                                          (try? outcomes[1].get()).flatMap { GLibValues.objectPaths(inTuple: $0).first })
+        guard let defaultPath, defaultPath != SecretServiceNames.noObject else { return true }
+        return defaultPath != sessionPath && KeyringCollection.name(ofPath: defaultPath) != KeyringCollection.session.alias
+    }
+
     /// Every collection, with its label and lock state and whether the `default` alias points to it; one that goes
     /// away meanwhile is left out. Never prompts. D-Bus: the Service's `Collections` property, then `ReadAlias` and
     /// each collection's `Label` and `Locked` properties, pipelined.
