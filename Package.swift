@@ -128,7 +128,7 @@ let package = Package(
         ),
         // Each module's tests beside it.
         .testTarget(name: "ThreadingTests", dependencies: ["Threading"]),
-        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "DeviceIdTestSupport", "Threading"]),
+        .testTarget(name: "KeyringTests", dependencies: ["Keyring", "TPMSupport", "DeviceIdTestSupport", "Threading"]),
         .testTarget(
             name: "SecureStorageTests",
             dependencies: ["SecureStorage", "Keyring", "OpenSSLSupport", "DeviceIdTestSupport"],

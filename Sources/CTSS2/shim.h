@@ -230,6 +230,24 @@ static inline TSS2_RC deviceid_tss_endorsement_witness(ESYS_CONTEXT *esys, ESYS_
     return rc;
 }
 
+/* A session that keeps a secret off the TPM's bus: an HMAC session salted to `key` (a loaded decryption key; only
+ * the TPM that holds it learns the salt), so its session key is unknown to anyone watching, with AES-128-CFB parameter
+ * encryption as `attributes` ask: TPMA_SESSION_DECRYPT for a secret in the command's first parameter,
+ * TPMA_SESSION_ENCRYPT for one in the response's. As the authorization of an object whose password is empty it
+ * authorizes that object too. The caller flushes it. A listener on the bus learns nothing; one that answers in the
+ * TPM's place and hands out its own `key` is not stopped. */
+static inline TSS2_RC deviceid_tss_encrypting_session(ESYS_CONTEXT *esys, ESYS_TR key, TPMA_SESSION attributes, ESYS_TR *session) {
+    const TPMT_SYM_DEF symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB };
+    *session = ESYS_TR_NONE;
+    TSS2_RC rc = Esys_StartAuthSession(esys, key, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                                       NULL, TPM2_SE_HMAC, &symmetric, TPM2_ALG_SHA256, session);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    const TPMA_SESSION encryption = TPMA_SESSION_DECRYPT | TPMA_SESSION_ENCRYPT;
+    rc = Esys_TRSess_SetAttributes(esys, *session, attributes & encryption, encryption);
+    if (rc != TSS2_RC_SUCCESS) { Esys_FlushContext(esys, *session); *session = ESYS_TR_NONE; }
+    return rc;
+}
+
 /* Copies the `size` secret bytes a TSS structure holds in `buffer` (`bufferSize` bytes in all) to `out` (`capacity`
  * bytes), then wipes the whole buffer; the caller frees the structure. */
 static inline TSS2_RC deviceid_tss_copy_wiping(uint8_t *buffer, size_t bufferSize, size_t size,
@@ -242,8 +260,8 @@ static inline TSS2_RC deviceid_tss_copy_wiping(uint8_t *buffer, size_t bufferSiz
 }
 
 /* TPM2_ActivateCredential: the secret a verifier sealed to `ek` for the key named like `ak`, released only if both
- * are loaded in this TPM. The endorsement key's policy is satisfied in a policy session of its own. `secret`
- * receives the credential; the caller wipes it. */
+ * are loaded in this TPM. The endorsement key's policy is satisfied in a policy session of its own; the secret comes
+ * back encrypted in a third session, salted to `ek`. `secret` receives the credential; the caller wipes it. */
 static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS_TR ek,
                                             const uint8_t *blob, size_t blobLength, const uint8_t *encrypted, size_t encryptedLength,
                                             uint8_t *secret, size_t capacity, size_t *length) {
@@ -255,12 +273,15 @@ static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS
     offset = 0;
     rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(encrypted, encryptedLength, &offset, &seed);
     if (rc != TSS2_RC_SUCCESS) return rc;
-    ESYS_TR session = ESYS_TR_NONE;
-    rc = deviceid_tss_endorsement_session(esys, &session);
+    ESYS_TR session = ESYS_TR_NONE, encrypting = ESYS_TR_NONE;
+    rc = deviceid_tss_encrypting_session(esys, ek, TPMA_SESSION_ENCRYPT, &encrypting);
     if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = deviceid_tss_endorsement_session(esys, &session);
+    if (rc != TSS2_RC_SUCCESS) { Esys_FlushContext(esys, encrypting); return rc; }
     TPM2B_DIGEST *released = NULL;
-    rc = Esys_ActivateCredential(esys, ak, ek, ESYS_TR_PASSWORD, session, ESYS_TR_NONE, &credential, &seed, &released);
+    rc = Esys_ActivateCredential(esys, ak, ek, ESYS_TR_PASSWORD, session, encrypting, &credential, &seed, &released);
     Esys_FlushContext(esys, session);
+    Esys_FlushContext(esys, encrypting);
     if (rc != TSS2_RC_SUCCESS) return rc;
     rc = deviceid_tss_copy_wiping(released->buffer, sizeof(released->buffer), released->size, secret, capacity, length);
     Esys_Free(released);
@@ -282,7 +303,8 @@ static inline TSS2_RC deviceid_tss_create_keyring_parent(ESYS_CONTEXT *esys, ESY
 }
 
 /* Seals `data` under `parent` as libsecret's keyring file does: a keyed-hash data object with no scheme and an empty
- * password. `private` and `public` receive the marshaled TPM2B_PRIVATE and TPM2B_PUBLIC. */
+ * password. The data crosses the bus encrypted, in a session salted to `parent`. `private` and `public` receive the
+ * marshaled TPM2B_PRIVATE and TPM2B_PUBLIC. */
 static inline TSS2_RC deviceid_tss_seal(ESYS_CONTEXT *esys, ESYS_TR parent, const uint8_t *data, size_t dataLength,
                                         uint8_t *private, size_t privateCapacity, size_t *privateLength,
                                         uint8_t *public, size_t publicCapacity, size_t *publicLength) {
@@ -298,8 +320,13 @@ static inline TSS2_RC deviceid_tss_seal(ESYS_CONTEXT *esys, ESYS_TR parent, cons
     const TPML_PCR_SELECTION pcrs = { 0 };
     TPM2B_PRIVATE *sealed = NULL;
     TPM2B_PUBLIC *made = NULL;
-    TSS2_RC rc = Esys_Create(esys, parent, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
-                             &pcrs, &sealed, &made, NULL, NULL, NULL);
+    ESYS_TR session = ESYS_TR_NONE;
+    TSS2_RC rc = deviceid_tss_encrypting_session(esys, parent, TPMA_SESSION_DECRYPT, &session);
+    if (rc == TSS2_RC_SUCCESS) {
+        rc = Esys_Create(esys, parent, session, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
+                         &pcrs, &sealed, &made, NULL, NULL, NULL);
+        Esys_FlushContext(esys, session);
+    }
     memset(&sensitive, 0, sizeof(sensitive));
     if (rc != TSS2_RC_SUCCESS) return rc;
     size_t offset = 0;
@@ -330,8 +357,8 @@ static inline TSS2_RC deviceid_tss_check_sealed(const uint8_t *private, size_t p
     return TSS2_RC_SUCCESS;
 }
 
-/* Unseals what deviceid_tss_seal (or libsecret) sealed under `parent`. `data` receives the sealed bytes; the caller
- * wipes it. */
+/* Unseals what deviceid_tss_seal (or libsecret) sealed under `parent`; the data crosses the bus encrypted, in a session
+ * salted to `parent`. `data` receives the sealed bytes; the caller wipes it. */
 static inline TSS2_RC deviceid_tss_unseal(ESYS_CONTEXT *esys, ESYS_TR parent, const uint8_t *private, size_t privateLength,
                                           const uint8_t *public, size_t publicLength,
                                           uint8_t *data, size_t capacity, size_t *length) {
@@ -339,7 +366,12 @@ static inline TSS2_RC deviceid_tss_unseal(ESYS_CONTEXT *esys, ESYS_TR parent, co
     TSS2_RC rc = deviceid_tss_load(esys, parent, public, publicLength, private, privateLength, &object);
     if (rc != TSS2_RC_SUCCESS) return rc;
     TPM2B_SENSITIVE_DATA *unsealed = NULL;
-    rc = Esys_Unseal(esys, object, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &unsealed);
+    ESYS_TR session = ESYS_TR_NONE;
+    rc = deviceid_tss_encrypting_session(esys, parent, TPMA_SESSION_ENCRYPT, &session);
+    if (rc == TSS2_RC_SUCCESS) {
+        rc = Esys_Unseal(esys, object, session, ESYS_TR_NONE, ESYS_TR_NONE, &unsealed);
+        Esys_FlushContext(esys, session);
+    }
     Esys_FlushContext(esys, object);
     if (rc != TSS2_RC_SUCCESS) return rc;
     rc = deviceid_tss_copy_wiping(unsealed->buffer, sizeof(unsealed->buffer), unsealed->size, data, capacity, length);

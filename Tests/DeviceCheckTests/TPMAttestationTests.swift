@@ -88,6 +88,17 @@ struct TPMAttestationTests {
                 // The attestation key is made again from the TPM's seed and the key: the next token names the same one.
                 let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"), openedWith: opener)
                 #expect(again.attestationKeyName == attested.attestationKeyName)
+
+                // The released credential leaves the TPM encrypted: a recording of its bus (TPM2_ActivateCredential is
+                // 0x147) does not hold it.
+                let next = try verifier(tpm).challenge(for: again)
+                let (released, capture) = try await tpm.recording {
+                    try await DeviceCheckDevice.activateCredential(
+                        for: identifier, credentialBlob: next.credentialBlob, encryptedSecret: next.encryptedSecret)
+                }
+                try next.check(released)
+                #expect(PrivateTPM.capture(capture, holdsCommand: 0x147))
+                #expect(!PrivateTPM.capture(capture, holds: [UInt8](released)), "the credential crossed the bus in the clear")
             }
         }
     }

@@ -66,10 +66,42 @@ public final class PrivateTPM: Sendable {
 
     /// Runs `body` while the TPM stops answering the command whose code is `commandCode` (`TPM2_Sign` is 0x15D), as a
     /// wedged chip or driver does: the command, and everything after it on the resource manager's connection, is never
-    /// answered (`scripts/swallowing-tpm-proxy` sits between the two). The same TPM answers again afterwards.
+    /// answered (`scripts/tpm-proxy` sits between the two). The same TPM answers again afterwards.
     public func swallowing<Result>(commandCode: UInt32, _ body: () async throws -> Result) async throws -> Result {
+        try await throughProxy(["--swallow", String(commandCode)], body)
+    }
+
+    /// Runs `body` while every byte between the resource manager and the TPM — the commands and their responses — is
+    /// recorded (`scripts/tpm-proxy` sits between the two), as anyone who watches the TPM's bus, or the resource
+    /// manager's account, sees it; returns what `body` returns and the bytes.
+    public func recording<Result>(_ body: () async throws -> Result) async throws -> (Result, [UInt8]) {
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-tpm-capture-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: capture) }
+        let result = try await throughProxy(["--record", capture.path], body)
+        return (result, [UInt8]((try? Data(contentsOf: capture)) ?? Data()))
+    }
+
+    /// Whether `capture` (what ``recording(_:)`` returns) holds `secret`, or any 8 of its bytes in a row.
+    public static func capture(_ capture: [UInt8], holds secret: [UInt8]) -> Bool {
+        let window = min(8, secret.count)
+        return stride(from: 0, through: secret.count - window, by: 1).contains {
+            Data(capture).firstRange(of: Data(secret[$0..<$0 + window])) != nil
+        }
+    }
+
+    /// Whether `capture` holds a TPM command of the code `commandCode`: its header's tag (sessions), size, and code.
+    public static func capture(_ capture: [UInt8], holdsCommand commandCode: UInt32) -> Bool {
+        let code = withUnsafeBytes(of: commandCode.bigEndian) { [UInt8]($0) }
+        return capture.indices.dropLast(9).contains { start in
+            capture[start] == 0x80 && capture[start + 1] == 0x02 && Array(capture[start + 6..<start + 10]) == code
+        }
+    }
+
+    /// Runs `body` with `scripts/tpm-proxy` and `arguments` between the resource manager and the TPM, then restarts
+    /// without it (so the proxy has stopped when this returns).
+    private func throughProxy<Result>(_ arguments: [String], _ body: () async throws -> Result) async throws -> Result {
         await stop()
-        try await start(swallowing: commandCode)
+        try await start(proxy: arguments)
         return try await withCleanup(body, cleanup: { try? await self.restart() })
     }
 
@@ -90,20 +122,20 @@ public final class PrivateTPM: Sendable {
     public var endorsementCA: URL { TPMManufacturer.shared.certificates }
 
     /// Starts swtpm and the resource manager in front of it (`scripts/software-tpm serve` and `manage`, which become
-    /// them); with `swallowed`, through the proxy that never answers the command of that code.
-    private func start(swallowing swallowed: UInt32? = nil) async throws {
+    /// them); with `proxy`, through `scripts/tpm-proxy` run with those arguments.
+    private func start(proxy: [String]? = nil) async throws {
         guard let directory = state.withLock({ $0 }) else { throw Failure(description: "the TPM has no state directory") }
         let environment = ProcessInfo.processInfo.environment
         try launch(script("software-tpm"), ["serve", directory.path, String(port)], environment: environment)
         try await waitUntil("swtpm answers on port \(port)") { Self.accepts(port: port) }
         var tpmPort = port
-        if let swallowed {
+        if let proxy {
             let portFile = directory.appendingPathComponent("proxy-port").path
             try? FileManager.default.removeItem(atPath: portFile)
-            try launch(script("swallowing-tpm-proxy"), [String(port), String(swallowed), portFile], environment: environment)
-            try await waitUntil("the swallowing proxy listens") { FileManager.default.fileExists(atPath: portFile) }
+            try launch(script("tpm-proxy"), [String(port), portFile] + proxy, environment: environment)
+            try await waitUntil("the TPM's proxy listens") { FileManager.default.fileExists(atPath: portFile) }
             guard let proxyPort = Int(try String(contentsOfFile: portFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw Failure(description: "the swallowing proxy wrote no port")
+                throw Failure(description: "the TPM's proxy wrote no port")
             }
             tpmPort = proxyPort
         }

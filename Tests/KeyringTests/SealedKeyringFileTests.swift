@@ -1,6 +1,8 @@
 import DeviceIdTestSupport
 import Foundation
 import Testing
+import Threading
+import TPMSupport
 
 /// The keyring file outside a sandbox (`SECRET_BACKEND=file`, no test password, no session bus: no Secret Service), its
 /// password sealed to the test's software TPM behind a resource manager, as libsecret built with `-Dtpm2=true` keeps it.
@@ -17,6 +19,37 @@ struct SealedKeyringFileTests {
             #expect(try await file.probe(["read"], tpm: true) == ["a note"])
             let mode = try FileManager.default.attributesOfItem(atPath: file.sealedPasswordPath)[.posixPermissions] as? Int
             #expect(mode == 0o600)
+        }
+    }
+
+    @Test("The password never crosses the TPM's bus in the clear: a recording between the resource manager and the TPM, of the run that seals it and of one that unseals it, holds it neither time")
+    func passwordOffTheBus() async throws {
+        try await PrivateTPM.with { tpm in
+            let file = try TestKeyringFile()
+            let (first, sealing) = try await tpm.recording { try await file.deviceid("id", password: nil, tpm: true) }
+            #expect(first.status == 0, "\(first.errorText)")
+            let (again, unsealing) = try await tpm.recording { try await file.deviceid("id", password: nil, tpm: true) }
+            #expect(again.text == first.text)
+
+            // The password, unsealed here from the file beside the keyring: GVariant (uayuay), the two areas' lengths
+            // little-endian, the second four-aligned.
+            let stored = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file.sealedPasswordPath)))
+            func length(at offset: Int) throws -> Int {
+                try #require(offset + 4 <= stored.count)
+                return stored[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            }
+            let privateLength = try length(at: 0)
+            let publicOffset = (4 + privateLength + 3) / 4 * 4
+            let publicLength = try length(at: publicOffset)
+            try #require(publicOffset + 4 + publicLength <= stored.count)
+            let sealed = SealedData(privateArea: Data(stored[4..<4 + privateLength]),
+                                    publicArea: Data(stored[publicOffset + 4..<publicOffset + 4 + publicLength]))
+            let tcti = ProcessInfo.processInfo.environment["TPM2OPENSSL_TCTI"]
+            let password = try await WorkerThreads.run { try sealed.unseal(tcti: tcti) { [UInt8]($0) } }
+            #expect(password.count == 64)
+            #expect(PrivateTPM.capture(sealing, holdsCommand: 0x153) && PrivateTPM.capture(unsealing, holdsCommand: 0x15E))
+            #expect(!PrivateTPM.capture(sealing, holds: password), "TPM2_Create carried the password in the clear")
+            #expect(!PrivateTPM.capture(unsealing, holds: password), "TPM2_Unseal carried the password in the clear")
         }
     }
 

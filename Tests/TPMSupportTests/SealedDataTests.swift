@@ -10,16 +10,24 @@ struct SealedDataTests {
     /// The TPM the tests' resource manager fronts (scripts/test names it).
     let tcti = ProcessInfo.processInfo.environment["TPM2OPENSSL_TCTI"]
 
-    @Test("Sealed bytes are well formed and unseal to themselves on their TPM; on another TPM they are refused as another TPM's")
+    @Test("Sealed bytes are well formed and unseal to themselves on their TPM, crossing its bus encrypted both ways; on another TPM they are refused as another TPM's")
     func sealAndUnseal() async throws {
         try await PrivateTPM.with { tpm in
             let tcti = self.tcti
             // TPM calls block: on worker threads, never on the cooperative pool.
-            let (sealed, secret) = try await WorkerThreads.run {
-                try SealedData.sealingRandomBytes(count: 64, tcti: tcti) { sealed, bytes in (sealed, [UInt8](bytes)) }
+            let ((sealed, secret), sealing) = try await tpm.recording {
+                try await WorkerThreads.run {
+                    try SealedData.sealingRandomBytes(count: 64, tcti: tcti) { sealed, bytes in (sealed, [UInt8](bytes)) }
+                }
             }
             #expect(sealed.isWellFormed && secret.count == 64 && Set(secret).count > 1)
-            #expect(try await WorkerThreads.run { try sealed.unseal(tcti: tcti) { [UInt8]($0) } } == secret)
+            let (unsealed, unsealing) = try await tpm.recording {
+                try await WorkerThreads.run { try sealed.unseal(tcti: tcti) { [UInt8]($0) } }
+            }
+            #expect(unsealed == secret)
+            // TPM2_Create (0x153) carried the bytes in, TPM2_Unseal (0x15E) out: a listener on the bus saw neither.
+            #expect(PrivateTPM.capture(sealing, holdsCommand: 0x153) && PrivateTPM.capture(unsealing, holdsCommand: 0x15E))
+            #expect(!PrivateTPM.capture(sealing, holds: secret) && !PrivateTPM.capture(unsealing, holds: secret))
             try await tpm.replace()
             await #expect(throws: TPMFailure.keyFromAnotherTPM) {
                 try await WorkerThreads.run { try sealed.unseal(tcti: tcti) { [UInt8]($0) } }
