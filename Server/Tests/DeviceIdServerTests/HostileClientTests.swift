@@ -52,7 +52,7 @@ enum Handmade {
 
 @Suite("deviceid-server against hostile clients: no crash, no impersonation, one key one device, live key changes")
 struct HostileClientTests {
-    @Test("A team's key never acts as another team: a kid named twice, another team's kid, another team's iss", arguments: Database.allCases)
+    @Test("A team's key never acts as another team: a kid named twice, another team's kid, another team's iss, a kid no team holds", arguments: Database.allCases)
     func impersonation(database: Database) async throws {
         try await database.with { running in
             let fixture = try await Fixture(store: try await running.open())
@@ -70,6 +70,12 @@ struct HostileClientTests {
                 let twoIssuers = try await Handmade.jwt(
                     header: #"{"alg":"ES256","kid":"KID1","typ":"JWT"}"#, payload: #"{"iat":\#(now),"iss":"TEAM1","iss":"TEAM2"}"#, key: fixture.teamKey)
                 #expect(try await post(client, "query_two_bits", jwt: twoIssuers, request(device.token)).0 == .unauthorized)
+                // An unknown kid is checked with some team's key, whatever it says: signed by either team's key, refused.
+                for (key, team) in [(fixture.teamKey, "TEAM1"), (other, "TEAM2")] {
+                    let unknown = try await Handmade.jwt(
+                        header: #"{"alg":"ES256","kid":"KID9","typ":"JWT"}"#, payload: #"{"iat":\#(now),"iss":"\#(team)"}"#, key: key)
+                    #expect(try await post(client, "query_two_bits", jwt: unknown, request(device.token)).0 == .unauthorized, "\(team)")
+                }
                 // Team 2's own JWT, for comparison, is taken.
                 let own = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#, payload: asTeam2, key: other)
                 #expect(try await post(client, "query_two_bits", jwt: own, request(device.token)) == (.ok, "Bit State Not Found"))

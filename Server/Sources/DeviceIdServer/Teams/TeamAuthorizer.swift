@@ -23,7 +23,8 @@ public enum TeamRefusal: String, Error, Sendable, CaseIterable {
 /// the last hour and at most a minute ahead.
 ///
 /// The header is read once, strictly (``CompactJWS``), and the JWT verified with the key of the team its `kid` names
-/// and no other. Teams are read from the store at most once per ``refreshInterval`` and kept in memory: an unknown
+/// and no other (an unknown `kid` is refused after a check with some team's key whose answer is ignored, so that it
+/// costs what a bad signature costs). Teams are read from the store at most once per ``refreshInterval`` and kept in memory: an unknown
 /// `kid` costs no query, and a replaced key or a removed team is seen by every server sharing the store within that
 /// interval. A verified JWT is remembered until it would expire, for as long as its team keeps the key that verified
 /// it, so a backend that sends the same one on every request pays for one signature check; what is remembered is
@@ -77,11 +78,13 @@ public final class TeamAuthorizer: Sendable {
             return cached.team
         }
         let (keyID, jws) = try Self.read(jwt)
-        guard let (team, key) = teams.byKeyID[keyID] else { throw TeamRefusal.unknownKey }
-        // JWS signs ES256 as r‖s: a DER signature, which the key would take, is no signature here.
-        guard jws.signature.count == 64, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .es256) else {
-            throw TeamRefusal.signature
+        guard let (team, key) = teams.byKeyID[keyID] else {
+            // Checked with some team's key all the same, and refused whatever that says: an unknown `kid` costs what a
+            // known one with a bad signature costs, so the answer's timing does not tell which `kid`s are registered.
+            _ = teams.byKeyID.values.first.map { Self.isSigned(jws, by: $0.key) }
+            throw TeamRefusal.unknownKey
         }
+        guard Self.isSigned(jws, by: key) else { throw TeamRefusal.signature }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload) else { throw TeamRefusal.malformed }
         guard claims.iss == team.id else { throw TeamRefusal.wrongTeam }
         let issued = Date(timeIntervalSince1970: claims.iat)
@@ -89,6 +92,12 @@ public final class TeamAuthorizer: Sendable {
         // The key's text, with room for the entry and the dictionary's slot (the team's strings are the store's).
         verified.keep((team, issued.addingTimeInterval(3600)), for: jwt, team: team.id, cost: jwt.utf8.count + 128)
         return team
+    }
+
+    /// Whether `key` made the JWS's ES256 signature: r‖s, as JWS signs it (a DER signature, which the key would take,
+    /// is no signature here).
+    private static func isSigned(_ jws: CompactJWS, by key: DevicePublicKey) -> Bool {
+        jws.signature.count == 64 && key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .es256)
     }
 
     /// The claims of a team's JWT: its team (`iss`) and when it was made (`iat`, seconds since 1970).
