@@ -158,17 +158,30 @@ struct SealedKeyringFileTests {
 }
 
 extension SealedKeyringFileTests {
+    /// The `secret-tool` of libsecret built with its TPM option (`scripts/libsecret-tpm2`, which `scripts/test` names in
+    /// `DEVICEID_TEST_LIBSECRET_TPM2`), run on a keyring file with the tests' TPM.
+    struct UpstreamSecretTool {
+        let libsecret: String
+        let tcti = "TCTI=\(ProcessInfo.processInfo.environment["TPM2OPENSSL_TCTI"] ?? "")"
+
+        init() throws {
+            guard let libsecret = ProcessInfo.processInfo.environment["DEVICEID_TEST_LIBSECRET_TPM2"] else { throw NotBuilt() }
+            self.libsecret = libsecret
+        }
+
+        struct NotBuilt: Error, CustomStringConvertible {
+            let description = "DEVICEID_TEST_LIBSECRET_TPM2 names no libsecret built with -Dtpm2=true: run the tests through scripts/test"
+        }
+
+        func callAsFunction(_ file: TestKeyringFile, _ arguments: [String], input: String = "") async throws -> ProcessOutput {
+            try await file.run("/usr/bin/env", [tcti, libsecret + "/secret-tool"] + arguments, input: input, password: nil, tpm: true)
+        }
+    }
+
     @Test("libsecret built with its TPM option reads what the library writes, and the library what it writes")
     func libsecretBothWays() async throws {
-        guard let libsecret = ProcessInfo.processInfo.environment["DEVICEID_TEST_LIBSECRET_TPM2"] else {
-            Issue.record("DEVICEID_TEST_LIBSECRET_TPM2 names no libsecret built with -Dtpm2=true: run the tests through scripts/test")
-            return
-        }
+        let secretTool = try UpstreamSecretTool()
         try await PrivateTPM.with { _ in
-            let tcti = "TCTI=\(ProcessInfo.processInfo.environment["TPM2OPENSSL_TCTI"] ?? "")"
-            func secretTool(_ file: TestKeyringFile, _ arguments: [String], input: String = "") async throws -> ProcessOutput {
-                try await file.run("/usr/bin/env", [tcti, libsecret + "/secret-tool"] + arguments, input: input, password: nil, tpm: true)
-            }
             // libsecret first: it seals the password; the library reads its item and writes one of its own there.
             let theirs = try TestKeyringFile()
             let stored = try await secretTool(theirs, ["store", "--label=from libsecret", "service", "probe", "account", "a"], input: "from libsecret")
@@ -188,6 +201,37 @@ extension SealedKeyringFileTests {
             #expect(try await secretTool(ours, ["lookup", "service", "probe", "account", "a"]).text == "from the library")
             #expect(try await secretTool(ours, ["store", "--label=from libsecret", "service", "probe", "account", "b"], input: "from libsecret").status == 0)
             #expect(try await ours.probe(["read"], account: "b", tpm: true) == ["from libsecret"])
+        }
+    }
+
+    @Test("A first run that loses the race to libsecret built with its TPM option loses nothing: the items written under the password libsecret replaced move under the one that stands, and both read every item")
+    func raceWithUpstream() async throws {
+        let secretTool = try UpstreamSecretTool()
+        try await PrivateTPM.with { _ in
+            // Upstream checks that no sealed password exists, seals one, and later writes it with g_file_replace_contents,
+            // which renames over whatever is there. The interleaving that loses: the library publishes its password and
+            // writes the identity in between. Upstream's late write is made here as upstream makes it, in another folder,
+            // and renamed over the library's; then upstream stores an item in the file under its own password, as it does.
+            let ours = try TestKeyringFile()
+            let first = try await ours.deviceid("id", password: nil, tpm: true)
+            #expect(first.status == 0, "\(first.errorText)")
+            let keptCopy = ours.sealedPasswordPath + ".swift-deviceid"
+            #expect(FileManager.default.fileExists(atPath: keptCopy), "a copy of the password published is kept")
+            let upstream = try TestKeyringFile()
+            #expect(try await secretTool(upstream, ["store", "--label=elsewhere", "service", "probe", "account", "x"], input: "x").status == 0)
+            #expect(rename(upstream.sealedPasswordPath, ours.sealedPasswordPath) == 0)
+            let stored = try await secretTool(ours, ["store", "--label=from libsecret", "service", "probe", "account", "b"], input: "from libsecret")
+            #expect(stored.status == 0, "\(stored.errorText)")
+
+            // The library's next run moves its items under the password that stands: the same id, every item opens.
+            let again = try await ours.deviceid("id", password: nil, tpm: true)
+            #expect(again.status == 0 && again.text == first.text, "\(again.status): \(again.errorText)")
+            #expect(!FileManager.default.fileExists(atPath: keptCopy), "the copy goes once nothing is written under it")
+            #expect(try await ours.probe(["read"], account: "b", tpm: true) == ["from libsecret"])
+            let search = try await secretTool(ours, ["search", "--all", "service", "deviceid"])
+            #expect(search.status == 0 && search.text.contains("label = Device identity key (deviceid)"), "\(search.text)\(search.errorText)")
+            #expect(try await secretTool(ours, ["lookup", "service", "probe", "account", "b"]).text == "from libsecret")
+            #expect(try await ours.deviceid("id", password: nil, tpm: true).text == first.text)
         }
     }
 }

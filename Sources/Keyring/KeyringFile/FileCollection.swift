@@ -69,6 +69,49 @@ struct FileCollection: @unchecked Sendable {   // C function pointers, never cha
         return g_list_reverse(items)
     }
 
+    /// Calls `body` with each item of the keyring file that `collections` all hold, opened with the first of them whose
+    /// key opens it, and that one's index; the item is valid while `body` runs. Fails on an item none of them opens.
+    func forEachItem(openedWithFirstOf collections: [OpaquePointer], _ body: (OpaquePointer, Int) throws -> Void) throws {
+        let everything = g_hash_table_new(g_str_hash, g_str_equal)!
+        defer { g_hash_table_unref(everything) }
+        let variants = searchVariants(collections[0], everything)
+        defer { g_list_free_full(variants, { g_variant_unref(OpaquePointer($0)) }) }
+        var node = variants
+        while let current = node {
+            var (opened, failure) = (false, (any Error)?.none)
+            for (index, collection) in collections.enumerated() where !opened {
+                let item: UnsafeMutableRawPointer?
+                do {
+                    item = try gCall { decrypt(OpaquePointer(current.pointee.data), collection, $0) }
+                } catch {
+                    failure = error
+                    continue
+                }
+                guard let item else { continue }
+                defer { g_object_unref(item) }
+                try body(OpaquePointer(item), index)
+                opened = true
+            }
+            guard opened else {
+                throw failure ?? KeyringError.other(domain: "libsecret", code: 0, message: "an item of the keyring file opened with no key")
+            }
+            node = current.pointee.next
+        }
+    }
+
+    /// Adds to `collection`, in memory, an item with the attributes, label and secret of `item` (an item of another).
+    func add(_ item: OpaquePointer, to collection: OpaquePointer, _ call: KeyringCall) throws {
+        let attributes = secret_retrievable_get_attributes(item)!
+        defer { g_hash_table_unref(attributes) }
+        let label = secret_retrievable_get_label(item)
+        defer { g_free(label) }
+        let value = try awaitGLib(call, .cancels, { cancellable, callback, data in
+            secret_retrievable_retrieve_secret(item, cancellable, callback, data)
+        }, finish: { _, result in try gCall { secret_retrievable_retrieve_secret_finish(item, result, $0) }! })
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        _ = try gCall { replace(collection, attributes, label, value, $0) }
+    }
+
     /// Writes `collection` to its file.
     func write(_ collection: OpaquePointer, _ call: KeyringCall) throws {
         _ = try awaitGLib(call, .cancels, { cancellable, callback, data in

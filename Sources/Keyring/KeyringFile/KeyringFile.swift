@@ -196,23 +196,26 @@ final class KeyringFile: Sendable {
     /// Runs `body` with an instance that holds the file as it is now. A file that does not read whole is read again
     /// under the writers' lock before it is called unusable: GIO writes a file that does not exist yet in place, so a
     /// reader can see one that a writer of this library is still creating (an existing one is replaced by a rename).
+    /// Items to move under the sealed password that stands are moved under that lock too.
     private func withCurrent<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
         do {
             return try withLoaded(call, holdingWriteLock: false, body)
-        } catch let seen as SeenNotWhole {
+        } catch let needed as NeedsWriteLock {
             let lock: CreationLock
             do {
                 lock = try writeLock(call)
             } catch KeyringError.lockUnavailable {
-                throw seen.failure
+                throw needed.failure
             }
             defer { lock.release() }
             return try withLoaded(call, holdingWriteLock: true, body)
         }
     }
 
-    /// The format check's failure outside the writers' lock, where it may be a file still being created.
-    private struct SeenNotWhole: Error {
+    /// A load to make again under the writers' lock: the format check failed outside it, where the file may be one
+    /// still being created, or items are to be moved (``moveItems(from:to:_:)``). `failure` is what a call that cannot
+    /// take the lock throws.
+    private struct NeedsWriteLock: Error {
         let failure: KeyringError
     }
 
@@ -251,7 +254,8 @@ final class KeyringFile: Sendable {
     }
 
     /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile. Outside the writers'
-    /// lock, a file that does not read whole throws ``SeenNotWhole``.
+    /// lock, a file that does not read whole throws ``NeedsWriteLock``, as do items written under a sealed password that
+    /// another replaced: under it, they are moved under the one that stands, and the file loaded again.
     private func load(_ call: KeyringCall, holdingWriteLock: Bool) throws -> LibsecretFileBackend {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
@@ -259,9 +263,19 @@ final class KeyringFile: Sendable {
                 try KeyringFileFormat.check(path)
             } catch let failure as KeyringError where !holdingWriteLock {
                 guard case .keyringFileUnusable = failure else { throw failure }
-                throw SeenNotWhole(failure: failure)
+                throw NeedsWriteLock(failure: failure)
             }
             let password = try sealedPassword?.password(keyringExists: before != nil, call)
+            if let password, let sealedPassword, before != nil, let copy = try sealedPassword.replacedCopy() {
+                guard holdingWriteLock else {
+                    throw NeedsWriteLock(failure: .keyringFileUnusable(path: path, detail: """
+                        its items may be written under the sealed password libsecret replaced (kept in \(sealedPassword.keptCopyPath)), \
+                        and the lock to move them under the one that stands cannot be taken
+                        """))
+                }
+                if let earlier = try sealedPassword.unsealing(copy: copy, call) { try moveItems(from: earlier, to: password, call) }
+                continue
+            }
             let backend = try LibsecretFileBackend(loading: path, state: before, password: password, call)
             if try FileState(of: path) == before { return backend }
             try call.checkCancellation()
@@ -285,7 +299,7 @@ final class KeyringFile: Sendable {
     }
 
     /// Takes the lock this library's writers of the file take.
-    private func writeLock(_ call: KeyringCall) throws -> CreationLock {
+    func writeLock(_ call: KeyringCall) throws -> CreationLock {
         let (place, waited) = (CreationLock.Place.file(path), ContinuousClock.now)
         let lock = try CreationLock(named: CreationLock.name(place, attributes: ["swift-deviceid": "writes"]), at: place, call)
         Logger.keyringFile.debug("took the keyring file's write lock", metadata: ["waited": "\(ContinuousClock.now - waited)"])

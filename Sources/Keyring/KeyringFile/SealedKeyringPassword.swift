@@ -1,6 +1,7 @@
 import CLibSecret
 import FoundationEssentials
 import Glibc
+import Logging
 import OpenSSLSupport
 import Threading
 import TPMSupport
@@ -10,19 +11,27 @@ import TPMSupport
 /// read and written both ways. Unsealed once per process, and again after ``forget()``.
 ///
 /// A new password is made only where neither the sealed password nor the keyring file exists, and published so that of
-/// processes racing to make one, all use the first. Blocking: call on worker threads, one at a time (``KeyringFile``'s turn).
+/// processes racing to make one, all use the first. Upstream libsecret does not publish so: on first use it checks that
+/// no sealed password exists, seals one, and later writes it over whatever is there by then. A copy of what this library
+/// published is kept beside it (``keptCopyPath``), so that items written under it are not lost when another password
+/// replaces it (``replacedCopy()``). Blocking: call on worker threads, one at a time (``KeyringFile``'s turn).
 final class SealedKeyringPassword: Sendable {
     /// The sealed password's file.
     let path: String
+    /// The copy of the sealed password this library published, kept until the items written under it are known to open
+    /// with the one that stands.
+    let keptCopyPath: String
     /// The keyring file it opens.
     private let keyringPath: String
-    private let unsealed = Locked<KeyringSecret?>(nil)
+    /// The password unsealed, and the state of the sealed password's file it was unsealed from.
+    private let unsealed = Locked<(password: KeyringSecret, from: FileState?)?>(nil)
     /// The TPM's work under way, which a call gave up on or is waiting for.
     private let pending = Locked<AbandonableWork<(SealedData?, KeyringSecret)>?>(nil)
 
     init(keyringPath: String) {
         self.keyringPath = keyringPath
         path = keyringPath + ".tpm2"
+        keptCopyPath = path + ".swift-deviceid"
     }
 
     /// The TPM, as a TCTI configuration: `TCTI`, which libsecret reads; else `TPM2OPENSSL_TCTI`, which the library's
@@ -34,8 +43,10 @@ final class SealedKeyringPassword: Sendable {
 
     /// The password; for a keyring file that does not exist yet (`keyringExists` false) and no sealed password either, a
     /// new one, sealed and published now. The TPM's work is given up on when `call` is cancelled or reaches its deadline.
+    /// The password unsealed before is used while the sealed password's file has not changed since.
     func password(keyringExists: Bool, _ call: KeyringCall) throws -> KeyringSecret {
-        if let password = unsealed.withLock({ $0 }) { return password }
+        let state = try FileState(of: path)
+        if let cached = unsealed.withLock({ $0 }), state != nil, cached.from == state { return cached.password }
         let sealed = try existing(keyringExists: keyringExists)
         var (made, password) = try onTPM(call, sealed.map(Self.unsealing) ?? Self.sealingNew)
         if let made, try !publish(Self.encode(made)) {
@@ -43,17 +54,51 @@ final class SealedKeyringPassword: Sendable {
             guard let theirs = try read() else { throw KeyringError.keptChanging("publication of the keyring file's sealed password") }
             (_, password) = try onTPM(call, Self.unsealing(theirs))
         }
-        unsealed.withLock { $0 = password }
+        // The state after the read: a file replaced meanwhile is unsealed again next time, never taken for this one.
+        let unsealedFrom = try made == nil && sealed != nil ? state : FileState(of: path)
+        unsealed.withLock { $0 = (password, unsealedFrom) }
         return password
+    }
+
+    /// The copy kept of the password this library published, when another sealed password has replaced it since
+    /// (upstream libsecret's first run, racing this library's): items may be written under it. `nil` when there is no
+    /// copy, or it is the sealed password that stands; a copy that is not a sealed password opens nothing, and is removed.
+    func replacedCopy() throws -> SealedData? {
+        let kept: SealedData
+        do {
+            guard let copy = try read(keptCopyPath) else { return nil }
+            kept = copy
+        } catch KeyringError.keyringFileUnusable {
+            removeKeptCopy()
+            return nil
+        }
+        return try read() != kept ? kept : nil
+    }
+
+    /// The password `copy` (``replacedCopy()``) seals; `nil` when this TPM cannot unseal it (another machine's, or from
+    /// before the TPM was cleared): it opens nothing here, and is removed.
+    func unsealing(copy: SealedData, _ call: KeyringCall) throws -> KeyringSecret? {
+        do {
+            return try onTPM(call, Self.unsealing(copy)).1
+        } catch KeyringError.keyringFileUnusable {
+            removeKeptCopy()
+            return nil
+        }
+    }
+
+    /// Removes the copy of the password this library published: every item opens with the one that stands.
+    func removeKeptCopy() {
+        unlink(keptCopyPath)
     }
 
     /// Whether a sealed password exists and this machine's TPM unseals it; `false` when none is sealed yet (and no
     /// keyring file needs one: a keyring file without one is the error a read would throw). Makes nothing: for `deviceid doctor`.
     func unsealsExisting(_ call: KeyringCall) throws -> Bool {
         guard unsealed.withLock({ $0 }) == nil else { return true }
+        let state = try FileState(of: path)
         guard let sealed = try existing(keyringExists: try FileState(of: keyringPath) != nil) else { return false }
         let (_, password) = try onTPM(call, Self.unsealing(sealed))
-        unsealed.withLock { $0 = password }
+        unsealed.withLock { $0 = (password, state) }
         return true
     }
 
@@ -117,8 +162,9 @@ final class SealedKeyringPassword: Sendable {
         }
     }
 
-    /// The sealed password's file, checked whole; `nil` when there is none.
-    private func read() throws -> SealedData? {
+    /// The sealed password's file (or the copy at `path`), checked whole; `nil` when there is none.
+    private func read(_ path: String? = nil) throws -> SealedData? {
+        let path = path ?? self.path
         let contents: Data
         do {
             guard let state = try FileState(of: path) else { return nil }
@@ -133,7 +179,7 @@ final class SealedKeyringPassword: Sendable {
     }
 
     /// Writes `contents` to a new file beside the final one and links it there, which fails when that name is taken;
-    /// whether this process's file is the one published.
+    /// whether this process's file is the one published. The new file stays as the kept copy of what was published.
     private func publish(_ contents: Data) throws -> Bool {
         let folder = Keyring.folder(of: path)
         guard g_mkdir_with_parents(folder, 0o700) == 0 else { throw failure(errno, folder) }
@@ -150,6 +196,10 @@ final class SealedKeyringPassword: Sendable {
         guard link(temporary, path) == 0 else {
             guard errno == EEXIST else { throw failure(errno, path) }
             return false
+        }
+        if rename(temporary, keptCopyPath) != 0 {
+            Logger.keyringFile.notice("cannot keep a copy of the sealed password published: should libsecret write another over it, the items written under it would not open",
+                                      metadata: ["path": "\(keptCopyPath)", "reason": "\(String(cString: strerror(errno)))"])
         }
         // The link itself reaches the disk before the keyring file it opens can.
         let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
