@@ -60,7 +60,7 @@ let package = Package(
         // Layer 1: the Secret Service, told truthfully; where none runs, libsecret's keyring file sealed to the TPM.
         .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
-        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport"]),
+        .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
         // What a server links to check a device, and nothing of the desktop: device public keys and their signatures,
         // device tokens, TPM attestations. OpenSSL only.
         .target(name: "DeviceVerifier", dependencies: ["OpenSSLSupport"]),

@@ -1,9 +1,10 @@
 #ifndef DEVICEID_CTSS2_SHIM_H
 #define DEVICEID_CTSS2_SHIM_H
 
-/* The TPM Software Stack's ESAPI, for what OpenSSL's tpm2 provider does not do: endorsement certificates,
- * attestation keys, TPM2_Certify and credential activation. Templates are C initialisers (Swift cannot write
- * the unions), and each step is one function that marshals its results into the caller's buffers. */
+/* The TPM Software Stack's ESAPI, for what OpenSSL's tpm2 provider does not do: endorsement certificates, attestation
+ * keys, TPM2_Certify, credential activation, and what carries a secret across the TPM's bus (sealing, ECDH), in
+ * encrypting sessions. Templates are C initialisers (Swift cannot write the unions), and each step is one function
+ * that marshals its results into the caller's buffers. */
 
 #include <string.h>
 #include <tss2/tss2_esys.h>
@@ -285,6 +286,44 @@ static inline TSS2_RC deviceid_tss_activate(ESYS_CONTEXT *esys, ESYS_TR ak, ESYS
     if (rc != TSS2_RC_SUCCESS) return rc;
     rc = deviceid_tss_copy_wiping(released->buffer, sizeof(released->buffer), released->size, secret, capacity, length);
     Esys_Free(released);
+    return rc;
+}
+
+/* The point of an ECC key's marshaled TPM2B_PUBLIC: `x` and `y` receive its coordinates (each at most `capacity` bytes). */
+static inline TSS2_RC deviceid_tss_ecc_point(const uint8_t *public, size_t publicLength, uint8_t *x, uint8_t *y, size_t capacity,
+                                             size_t *xLength, size_t *yLength) {
+    TPM2B_PUBLIC key = { 0 };
+    size_t offset = 0;
+    TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(public, publicLength, &offset, &key);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    const TPMS_ECC_POINT *point = &key.publicArea.unique.ecc;
+    if (key.publicArea.type != TPM2_ALG_ECC || point->x.size > capacity || point->y.size > capacity) return TSS2_ESYS_RC_BAD_VALUE;
+    memcpy(x, point->x.buffer, point->x.size);
+    memcpy(y, point->y.buffer, point->y.size);
+    *xLength = point->x.size;
+    *yLength = point->y.size;
+    return TSS2_RC_SUCCESS;
+}
+
+/* TPM2_ECDH_ZGen: the x coordinate of `key`'s private scalar times the point (`x`, `y`), an ECDH shared secret, which
+ * comes back encrypted, in a session salted to `salt`. `secret` receives it; the caller wipes it. */
+static inline TSS2_RC deviceid_tss_ecdh(ESYS_CONTEXT *esys, ESYS_TR key, ESYS_TR salt, const uint8_t *x, const uint8_t *y,
+                                        size_t coordinateLength, uint8_t *secret, size_t capacity, size_t *length) {
+    TPM2B_ECC_POINT peer = { 0 };
+    if (coordinateLength > sizeof(peer.point.x.buffer)) return TSS2_ESYS_RC_BAD_VALUE;
+    peer.point.x.size = peer.point.y.size = (UINT16)coordinateLength;
+    memcpy(peer.point.x.buffer, x, coordinateLength);
+    memcpy(peer.point.y.buffer, y, coordinateLength);
+    ESYS_TR session = ESYS_TR_NONE;
+    TSS2_RC rc = deviceid_tss_encrypting_session(esys, salt, TPMA_SESSION_ENCRYPT, &session);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_ECC_POINT *shared = NULL;
+    rc = Esys_ECDH_ZGen(esys, key, session, ESYS_TR_NONE, ESYS_TR_NONE, &peer, &shared);
+    Esys_FlushContext(esys, session);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    memset(shared->point.y.buffer, 0, sizeof(shared->point.y.buffer));
+    rc = deviceid_tss_copy_wiping(shared->point.x.buffer, sizeof(shared->point.x.buffer), shared->point.x.size, secret, capacity, length);
+    Esys_Free(shared);
     return rc;
 }
 

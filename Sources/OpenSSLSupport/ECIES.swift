@@ -38,14 +38,27 @@ package enum ECIES {
         _ sealed: UnsafeRawBufferPointer, with held: P256Key, context: [UInt8], authenticating data: [UInt8] = [],
         into message: UnsafeMutableRawBufferPointer
     ) throws -> Bool {
+        try open(sealed, context: context, authenticating: data, into: message) { oneTimePoint in
+            (try held.sharedSecret(with: P256Key(publicKeyX963: oneTimePoint)), [UInt8](try held.publicKeyX963()))
+        }
+    }
+
+    /// The message `sealed` holds, opened under `context` and `data` into `message` (``overhead`` bytes fewer than
+    /// `sealed`) with the ECDH secret that `agree` computes with the one-time point (65 bytes) it is given, and the
+    /// recipient's point; `false`, with `message` wiped, when it is not authentic. For a key whose holder computes the
+    /// secret itself (a TPM, in a session that keeps it off the bus).
+    package static func open(
+        _ sealed: UnsafeRawBufferPointer, context: [UInt8], authenticating data: [UInt8] = [], into message: UnsafeMutableRawBufferPointer,
+        agreeing agree: (_ oneTimePoint: [UInt8]) throws -> (secret: [UInt8], recipientPoint: [UInt8])
+    ) throws -> Bool {
         let pointEnd = P256Key.publicKeySize, nonceEnd = pointEnd + AES256GCM.nonceSize
         guard sealed.count >= overhead, message.count == sealed.count - overhead else {
             throw OpenSSLFailure("ECIES", reason: "\(sealed.count) bytes, not a sealed message of \(message.count)")
         }
         let oneTimePoint = Array(sealed[0..<pointEnd])
-        var secret = try held.sharedSecret(with: P256Key(publicKeyX963: oneTimePoint))
+        var (secret, recipientPoint) = try agree(oneTimePoint)
         defer { cleanse(&secret) }
-        var key = keyEncryptionKey(secret, context, Data(oneTimePoint), try held.publicKeyX963())
+        var key = keyEncryptionKey(secret, context, Data(oneTimePoint), Data(recipientPoint))
         defer { cleanse(&key) }
         return try key.withUnsafeBytes { key in
             try AES256GCM.open(

@@ -35,25 +35,31 @@ package enum TPMSealedKey {
         }
     }
 
-    /// The key `record` seals, bound to `bound`. The caller wipes it. Throws ``Failure``, `TPMFailure` or
-    /// `OpenSSLFailure`.
-    package static func unseal(_ record: UnsafeRawBufferPointer, binding bound: [UInt8]) throws -> [UInt8] {
+    /// The key `record` seals, bound to `bound`, opened with the ECDH secret `agree` computes in the TPM: it is given
+    /// the record's TPM blob (`TSS2 PRIVATE KEY` DER) and the one-time point, and returns the secret and the TPM key's
+    /// point. The caller wipes the key. Throws ``Failure``, `TPMFailure` or `OpenSSLFailure`.
+    package static func unseal(
+        _ record: UnsafeRawBufferPointer, binding bound: [UInt8],
+        agreeing agree: (_ tpmBlob: UnsafeRawBufferPointer, _ oneTimePoint: [UInt8]) throws -> (secret: [UInt8], recipientPoint: [UInt8])
+    ) throws -> [UInt8] {
         guard record.count > 3, record[0] == 1 else { throw Failure.malformed }
         let blobEnd = 3 + (Int(record[1]) << 8 | Int(record[2]))
         guard blobEnd > 3 else { throw Failure.malformed }
         guard record.count == blobEnd + ECIES.overhead + AES256GCM.keySize else { throw Failure.malformed }
-        let held = try TPM.withShared { tpm throws(TPMFailure) in
-            try P256Key(tpmBlob: UnsafeRawBufferPointer(rebasing: record[3..<blobEnd]), in: tpm)
-        }
         var key = [UInt8](repeating: 0, count: AES256GCM.keySize)
         let authentic: Bool
         do {
             authentic = try key.withUnsafeMutableBytes { key in
-                try ECIES.open(UnsafeRawBufferPointer(rebasing: record[blobEnd...]), with: held, context: context, authenticating: bound, into: key)
+                try ECIES.open(UnsafeRawBufferPointer(rebasing: record[blobEnd...]), context: context, authenticating: bound, into: key) {
+                    try agree(UnsafeRawBufferPointer(rebasing: record[3..<blobEnd]), $0)
+                }
             }
         } catch let failure as OpenSSLFailure {
             cleanse(&key)   // it may hold part of the key
             throw TPMFailure(failure)   // the TPM's key did the ECDH
+        } catch {
+            cleanse(&key)
+            throw error
         }
         // A key that is not authentic was wiped by the open.
         guard authentic else { throw Failure.notAuthentic }

@@ -2,6 +2,7 @@ import Threading
 import FoundationEssentials
 import Keyring
 import OpenSSLSupport
+import TPMSupport
 
 /// An AES-256 key sealed to the machine's TPM 2.0: Ping's Secure Enclave-backed encryptor, on Linux.
 ///
@@ -89,7 +90,13 @@ public final class TPMSealedKeyProvider: KeyProvider {
     /// The key `record` seals for `group`.
     private static func unseal(_ record: KeyringSecret, for group: AccessGroup) throws -> KeyringSecret {
         do {
-            var key = try record.withUnsafeBytes { try TPMSealedKey.unseal($0, binding: Array(group.rawValue.utf8)) }
+            // The ECDH in the TPM with the library's own session, which keeps the secret off the TPM's bus.
+            var key = try record.withUnsafeBytes {
+                try TPMSealedKey.unseal($0, binding: Array(group.rawValue.utf8)) { blob, oneTimePoint in
+                    let agreed = try TPMKeyAgreement.sharedSecret(wrappedKey: Data(blob), with: oneTimePoint)
+                    return (agreed.secret, agreed.keyPoint)
+                }
+            }
             defer { cleanse(&key) }
             return KeyringSecret(key)
         } catch TPMSealedKey.Failure.malformed {

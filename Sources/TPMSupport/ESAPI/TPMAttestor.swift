@@ -30,7 +30,8 @@ package enum TPMAttestor {
         let tpm = try TSSContext()
         let certificate = try endorsementCertificate(tpm)
         let (ak, akPublic) = try attestationKey(tpm, of: wrapped)
-        let key = try load(wrapped, in: tpm)
+        let (key, parent) = try wrapped.load(in: tpm)
+        tpm.flush(parent)
         let (info, signature) = try certification("Esys_Certify", in: tpm, over: nonce) { context, nonce, count, info, infoLength, signature, signatureLength in
             deviceid_tss_certify(context, key, ak, nonce, count, info, 1024, infoLength, signature, 512, signatureLength)
         }
@@ -132,24 +133,5 @@ package enum TPMAttestor {
             }
         }
         return (handle, publicArea)
-    }
-
-    /// Loads `wrapped` under the storage key the provider made it under (P-256, or RSA on a TPM without ECC).
-    private static func load(_ wrapped: WrappedKey, in tpm: TSSContext) throws(TPMFailure) -> ESYS_TR {
-        let parent: ESYS_TR
-        do {
-            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 0, $1) }
-        } catch .failed {
-            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 1, $1) }
-        }
-        defer { tpm.flush(parent) }
-        return try tpm.object("Esys_Load") { context, key in
-            wrapped.publicArea.withUnsafeBytes { publicArea in
-                wrapped.privateArea.withUnsafeBytes { privateArea in
-                    deviceid_tss_load(context, parent, publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count,
-                                      privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count, key)
-                }
-            }
-        }
     }
 }

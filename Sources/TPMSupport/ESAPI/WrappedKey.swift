@@ -1,3 +1,4 @@
+import CTSS2
 import FoundationEssentials
 import OpenSSLSupport
 
@@ -21,6 +22,26 @@ struct WrappedKey {
         self.parent = parent.reduce(0) { $0 << 8 | UInt32($1) }
         self.publicArea = publicArea
         self.privateArea = privateArea
+    }
+
+    /// Loads the key in `tpm` under the storage key the provider made it under (P-256, or RSA on a TPM without ECC),
+    /// which stays loaded too (flush it when no longer needed: TPMs hold only a few objects at once).
+    func load(in tpm: TSSContext) throws(TPMFailure) -> (key: ESYS_TR, parent: ESYS_TR) {
+        let parent: ESYS_TR
+        do {
+            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 0, $1) }
+        } catch .failed {
+            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 1, $1) }
+        }
+        let key = try tpm.object("Esys_Load") { context, key in
+            publicArea.withUnsafeBytes { publicArea in
+                privateArea.withUnsafeBytes { privateArea in
+                    deviceid_tss_load(context, parent, publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count,
+                                      privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count, key)
+                }
+            }
+        }
+        return (key, parent)
     }
 
     private static var malformed: TPMFailure {
