@@ -241,6 +241,28 @@ struct FatTokenTests {
         #expect(tokens.cachedBytes(of: "TEAM1") > 0)
     }
 
+    @Test("A kid no team holds costs one signature check, as the team's kid with a bad signature does: what a refusal costs does not tell which kids are registered")
+    func unknownKidCost() async throws {
+        try await Database.sqlite.with { running in
+            let fixture = try await Fixture(store: try await running.open())
+            let authorizer = TeamAuthorizer(store: fixture.store, refreshInterval: .seconds(60), byteCapacity: 1 << 20)
+            let (other, issued) = (try TeamSigningKey(), Int(Date().timeIntervalSince1970))
+            func answer(kid: String, key: TeamSigningKey) async throws -> (refusal: TeamRefusal?, checks: Int) {
+                let jwt = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"\#(kid)","typ":"JWT"}"#, payload: #"{"iat":\#(issued),"iss":"TEAM1"}"#, key: key)
+                let before = authorizer.signatureChecks
+                do {
+                    _ = try await authorizer.team(for: "Bearer " + jwt, now: Date())
+                    return (nil, authorizer.signatureChecks - before)
+                } catch let refusal as TeamRefusal {
+                    return (refusal, authorizer.signatureChecks - before)
+                }
+            }
+            #expect(try await answer(kid: "KID0", key: fixture.teamKey) == (.unknownKey, 1))
+            #expect(try await answer(kid: "KID1", key: other) == (.signature, 1))
+            #expect(try await answer(kid: "KID1", key: fixture.teamKey) == (nil, 1))
+        }
+    }
+
     @Test("Thousands of valid team JWTs with a 20 KB claim are refused unread; JWTs within the cap are kept in the cache's bytes")
     func fatTeamJWTs() async throws {
         try await Database.sqlite.with { running in

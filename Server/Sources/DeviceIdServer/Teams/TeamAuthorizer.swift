@@ -1,6 +1,7 @@
 import DeviceVerifier
 import Foundation
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Why an `Authorization` header was refused: the label its refusals are counted under.
 public enum TeamRefusal: String, Error, Sendable, CaseIterable {
@@ -66,6 +67,10 @@ public final class TeamAuthorizer: Sendable {
     /// The bytes the verified JWTs remembered take, as they are counted: never more than the capacity.
     package var cachedBytes: Int { verified.bytes }
 
+    /// How many signatures this authorizer checked: one per JWT it read, whether its `kid` is registered or not.
+    package var signatureChecks: Int { checks.load(ordering: .relaxed) }
+    private let checks = Atomic<Int>(0)
+
     /// The team `authorization` (the header's value) proves at `now`. Throws a ``TeamRefusal``, or the store's error
     /// when the teams could not be read.
     public func team(for authorization: String?, now: Date) async throws -> Team {
@@ -81,10 +86,10 @@ public final class TeamAuthorizer: Sendable {
         guard let (team, key) = teams.byKeyID[keyID] else {
             // Checked with some team's key all the same, and refused whatever that says: an unknown `kid` costs what a
             // known one with a bad signature costs, so the answer's timing does not tell which `kid`s are registered.
-            _ = teams.byKeyID.values.first.map { Self.isSigned(jws, by: $0.key) }
+            _ = teams.byKeyID.values.first.map { isSigned(jws, by: $0.key) }
             throw TeamRefusal.unknownKey
         }
-        guard Self.isSigned(jws, by: key) else { throw TeamRefusal.signature }
+        guard isSigned(jws, by: key) else { throw TeamRefusal.signature }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload) else { throw TeamRefusal.malformed }
         guard claims.iss == team.id else { throw TeamRefusal.wrongTeam }
         let issued = Date(timeIntervalSince1970: claims.iat)
@@ -96,8 +101,9 @@ public final class TeamAuthorizer: Sendable {
 
     /// Whether `key` made the JWS's ES256 signature: r‖s, as JWS signs it (a DER signature, which the key would take,
     /// is no signature here).
-    private static func isSigned(_ jws: CompactJWS, by key: DevicePublicKey) -> Bool {
-        jws.signature.count == 64 && key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .es256)
+    private func isSigned(_ jws: CompactJWS, by key: DevicePublicKey) -> Bool {
+        checks.add(1, ordering: .relaxed)
+        return jws.signature.count == 64 && key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .es256)
     }
 
     /// The claims of a team's JWT: its team (`iss`) and when it was made (`iat`, seconds since 1970).
