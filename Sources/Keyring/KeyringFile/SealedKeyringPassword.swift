@@ -64,6 +64,9 @@ final class SealedKeyringPassword: Sendable {
     /// (upstream libsecret's first run, racing this library's): items may be written under it. `nil` when there is no
     /// copy, or it is the sealed password that stands; a copy that is not a sealed password opens nothing, and is removed.
     func replacedCopy() throws -> SealedData? {
+        // The copy is the file linked as the sealed password: while that still is the sealed password, one inode.
+        guard let copy = try FileState(of: keptCopyPath) else { return nil }
+        if let sealed = try FileState(of: path), (sealed.device, sealed.inode) == (copy.device, copy.inode) { return nil }
         let kept: SealedData
         do {
             guard let copy = try read(keptCopyPath) else { return nil }
