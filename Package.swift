@@ -58,7 +58,7 @@ let package = Package(
         // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
         .target(name: "Threading"),
         // Layer 1: the Secret Service, told truthfully; where none runs, libsecret's keyring file sealed to the TPM.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "OpenSSLSupport", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
         // What a server links to check a device, and nothing of the desktop: device public keys and their signatures,
@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceIdCommand",
             dependencies: [
-                "DeviceId", "DeviceCheck", "Keyring", "SecureStorage", "Threading",
+                "DeviceId", "DeviceCheck", "DeviceVerifier", "Keyring", "SecureStorage", "Threading",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
