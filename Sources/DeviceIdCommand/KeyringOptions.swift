@@ -33,14 +33,20 @@ struct KeyringOptions: ParsableArguments {
     /// `--timeout` as a duration.
     var duration: Duration { .milliseconds(Int64(timeout * 1000)) }
 
+    /// Runs `body` within `deadline` (``duration`` from now, when not given): the command's one deadline, which every
+    /// keyring and TPM call of `body` spends, and is abandoned when it passes.
+    func within<Value: Sendable>(_ deadline: Deadline? = nil, _ body: (Deadline) async throws -> Value) async rethrows -> Value {
+        let deadline = deadline ?? Deadline(duration)
+        return try await Deadline.$current.withValue(deadline) { try await body(deadline) }
+    }
+
     /// Runs `body` with the options' keyring client as one operation within `--timeout`: lock waits, every keyring
     /// call, prompts and the TPM's work spend one deadline, and each is abandoned when it passes. Failures come out as
     /// ``CommandFailure``s in the command's own words.
     func run<Value: Sendable>(account: String? = nil, _ body: (KeyringClient) async throws -> Value) async throws -> Value {
-        // The command's one deadline: every keyring and TPM call of `body` spends it, and is abandoned when it passes.
         let deadline = Deadline(duration)
         do {
-            return try await Deadline.$current.withValue(deadline) { try await body(keyring) }
+            return try await within(deadline) { _ in try await body(keyring) }
         } catch {
             // A call that ran out of time may say so in its own way (a Secret portal that never answers is
             // `portalUnavailable`): once the deadline has passed, the command reports that it did, unless the TPM is

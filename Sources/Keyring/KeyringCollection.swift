@@ -23,7 +23,7 @@ public enum KeyringCollection: Sendable, Hashable {
     /// `/org/freedesktop/secrets/collection/login` or `/org/freedesktop/secrets/aliases/login`.
     /// An item of a keyring file (`file:///…/default.keyring#…`) is in the collection the file is named for.
     static func name(ofPath path: String) -> String {
-        if path.hasPrefix("file://") {
+        if path.hasPrefix(KeyringItem.fileItemIDPrefix) {
             let file = path.prefix { $0 != "#" }.split(separator: "/").last ?? ""
             return String(file.hasSuffix(".keyring") ? file.dropLast(8) : file)
         }

@@ -20,3 +20,16 @@ public struct KeyringItem: Sendable, Hashable, Identifiable {
     /// item of the sandbox's keyring file.
     public var collection: String { KeyringCollection.name(ofPath: id) }
 }
+
+extension KeyringItem {
+    /// The order reads resolve several matches by, wherever the items are kept: oldest first, then by id.
+    static func oldestFirst(_ a: KeyringItem, _ b: KeyringItem) -> Bool {
+        a.created != b.created ? a.created < b.created : a.id < b.id
+    }
+
+    /// The start of the id of every item of a keyring file: the file's URI (``KeyringFile/itemID(_:)``).
+    static let fileItemIDPrefix = "file://"
+
+    /// Whether the item is one of a keyring file's.
+    var isInKeyringFile: Bool { id.hasPrefix(Self.fileItemIDPrefix) }
+}

@@ -15,18 +15,18 @@ struct Serve: AsyncParsableCommand {
             --metrics-listen, apart from the API.
             """)
 
-    @Option(help: "HOST:PORT, or unix:PATH for a Unix socket. (default: 127.0.0.1:8080)") var listen = "127.0.0.1:8080"
-    @Option(help: "Where GET /metrics answers, plain HTTP: HOST:PORT or unix:PATH. (default: 127.0.0.1:9464)")
-    var metricsListen = "127.0.0.1:9464"
+    // ArgumentParser adds each default to the help.
+    @Option(help: "HOST:PORT, or unix:PATH for a Unix socket.") var listen = Self.loopback(Default.apiPort)
+    @Option(help: "Where GET /metrics answers, plain HTTP: HOST:PORT or unix:PATH.") var metricsListen = Self.loopback(Default.metricsPort)
     @Option(help: ArgumentHelp(
         "Close a connection that starts no request within this many seconds of opening or of its last answer.", valueName: "seconds"))
-    var idleTimeout = 30
+    var idleTimeout = Default.idleTimeout
     @Option(help: ArgumentHelp("Close a connection whose request has not fully arrived this many seconds after its head.", valueName: "seconds"))
-    var readTimeout = 15
+    var readTimeout = Default.readTimeout
     @Option(help: ArgumentHelp(
         "Read the teams from the database again after this many seconds: a replaced key or a removed team is honoured "
             + "at most this long.", valueName: "seconds"))
-    var teamRefresh = 1
+    var teamRefresh = Default.teamRefresh
     @OptionGroup var database: DatabaseOptions
     @Option(help: ArgumentHelp("The server's certificate chain, PEM: its certificate first.", valueName: "file"))
     var tlsCert: String?
@@ -88,6 +88,11 @@ struct Serve: AsyncParsableCommand {
         services.maximumGracefulShutdownDuration = .seconds(idleTimeout + readTimeout)
         try await database.opening { try await ServiceGroup(configuration: services).run() }
     }
+
+    private typealias Default = ServerConfiguration.Default
+
+    /// The loopback address at `port`, as `--listen` takes it.
+    private static func loopback(_ port: Int) -> String { "127.0.0.1:\(port)" }
 
     /// `text`, given as `option`, as an address.
     private static func address(_ text: String, option: String) throws(ConfigurationError) -> ListenAddress {

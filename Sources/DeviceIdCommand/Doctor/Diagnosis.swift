@@ -118,8 +118,7 @@ extension Diagnosis {
     /// is, and a diagnosis that could not reach the identity says so (exit 75).
     static func make(_ options: IdentityOptions) async -> Diagnosis {
         // Every step is bounded by what is left of the command's time.
-        let deadline = Deadline(options.keyringOptions.duration)
-        return await Deadline.$current.withValue(deadline) { await make(options, within: deadline) }
+        await options.keyringOptions.within { deadline in await make(options, within: deadline) }
     }
 
     private static func make(_ options: IdentityOptions, within deadline: Deadline) async -> Diagnosis {

@@ -114,12 +114,12 @@ struct FallbackBackend: KeyringBackend {
 
     /// The place holding `item`: the file's items have its URI for an id.
     private func holder(of item: KeyringItem) async throws -> any KeyringBackend {
-        item.id.hasPrefix("file://") ? file : service
+        item.isInKeyringFile ? file : service
     }
 
     /// The attributes of the group a query belongs to: its `service` (an access group), else the query itself.
     private static func group(_ query: KeyringAttributes) -> KeyringAttributes {
-        query["service"].map { ["service": $0] } ?? query
+        query[KeyringSchema.serviceAttribute].map { [KeyringSchema.serviceAttribute: $0] } ?? query
     }
 
     /// Whether a Secret Service answers: its session opens. `false` only where none can: no session bus is named

@@ -59,13 +59,7 @@ final class KeyringFile: Sendable {
     func items(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> [KeyringItem] {
         try withCurrent(call) { backend in
             let items = try backend.withMatches(attributes, call) { matches in
-                matches.map { item in
-                    let attributes = item.attributes
-                    return KeyringItem(
-                        id: itemID(attributes), label: item.label, attributes: attributes,
-                        created: Date(timeIntervalSince1970: Double(item.created)),
-                        modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
-                }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+                matches.map(keyringItem).sorted(by: KeyringItem.oldestFirst)
             }
             if items.isEmpty { try checkEveryItemOpens(backend, call) }
             return items
@@ -148,13 +142,22 @@ final class KeyringFile: Sendable {
     /// The ``KeyringItem/id`` of the file's item with `attributes`: the file's URI and a digest of the
     /// attributes, which tell its items apart (a store replaces the item with the same attributes).
     func itemID(_ attributes: KeyringAttributes) -> String {
-        "file://\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
+        "\(KeyringItem.fileItemIDPrefix)\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
+    }
+
+    /// What the inspection API shows of `item`, an item of this file.
+    private func keyringItem(_ item: FileItem) -> KeyringItem {
+        let attributes = item.attributes
+        return KeyringItem(
+            id: itemID(attributes), label: item.label, attributes: attributes,
+            created: Date(timeIntervalSince1970: Double(item.created)),
+            modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
     }
 
     private func oldestSecret(_ attributes: KeyringAttributes, _ backend: LibsecretFileBackend, _ call: KeyringCall) throws -> KeyringSecret? {
         let secret = try backend.withMatches(attributes, call) { matches in
-            try matches.min { ($0.created, itemID($0.attributes)) < ($1.created, itemID($1.attributes)) }
-                .map { try backend.secret(of: $0, call) }
+            try matches.map { ($0, keyringItem($0)) }.min { KeyringItem.oldestFirst($0.1, $1.1) }
+                .map { try backend.secret(of: $0.0, call) }
         }
         if secret == nil { try checkEveryItemOpens(backend, call) }
         return secret

@@ -112,9 +112,4 @@ extension KeyringItem {
             isLocked: locked.map { g_variant_get_boolean($0) != 0 } ?? false
         )
     }
-
-    /// The order reads resolve several matches by: oldest first, then by object path.
-    static func oldestFirst(_ a: KeyringItem, _ b: KeyringItem) -> Bool {
-        a.created != b.created ? a.created < b.created : a.id < b.id
-    }
 }

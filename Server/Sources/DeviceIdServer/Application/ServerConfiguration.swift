@@ -31,11 +31,19 @@ package struct ServerConfiguration: Sendable {
         return logger
     }
 
+    /// What `deviceid-server serve` uses unless told otherwise: the loopback ports it answers on, and the timeouts and
+    /// the teams' refresh, in seconds.
+    package enum Default {
+        package static let apiPort = 8080, metricsPort = 9464
+        package static let idleTimeout = 30, readTimeout = 15, teamRefresh = 1
+    }
+
     /// A configuration, checked: plain HTTP only where it cannot cross a network (loopback or a Unix socket), unless
     /// `allowPlainHTTP`.
     package init(
-        api: ListenAddress = .loopback(port: 8080), metrics: ListenAddress = .loopback(port: 9464), idleTimeout: Duration = .seconds(30),
-        readTimeout: Duration = .seconds(15), teamRefresh: Duration = .seconds(1), database: DatabaseLocation, tls: TLSConfiguration? = nil,
+        api: ListenAddress = .loopback(port: Default.apiPort), metrics: ListenAddress = .loopback(port: Default.metricsPort),
+        idleTimeout: Duration = .seconds(Default.idleTimeout), readTimeout: Duration = .seconds(Default.readTimeout),
+        teamRefresh: Duration = .seconds(Default.teamRefresh), database: DatabaseLocation, tls: TLSConfiguration? = nil,
         allowPlainHTTP: Bool = false, tpm: TPMTrust? = nil, logLevel: Logger.Level = .info
     ) throws(ConfigurationError) {
         guard tls != nil || allowPlainHTTP || api.isLocal else {
