@@ -56,8 +56,8 @@ struct KeyringOptions: ParsableArguments {
             default: false
             }
             throw CommandFailure(deadline.hasPassed && !tpm ? deadline.timedOut : error, context: .init(
-                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.keyringFilePath,
-                keyringFileSealed: keyring.keyringFileIsSealed))
+                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.place.keyringFilePath,
+                keyringFileSealed: keyring.place.keeper == .keyringFile(key: .sealedToTPM)))
         }
     }
 }

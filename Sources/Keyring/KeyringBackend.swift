@@ -1,7 +1,7 @@
-/// Where a client keeps items: the Secret Service on a bus (``SecretServiceBackend``), or a sandbox's keyring file
-/// (``KeyringFileBackend``). ``KeyringClient`` checks what callers give it, picks the place for each call from the
-/// sandbox decision (`SandboxDetection`), and hands the call down; neither place knows about the other, but for the
-/// file asking the Secret Service whether the app's items are still there before it creates one.
+/// Where a client keeps items: the Secret Service on a bus (``SecretServiceBackend``), the keyring file
+/// (``KeyringFileBackend``), or the first while one answers, else the second (``FallbackBackend``). ``KeyringClient``
+/// checks what callers give it and hands each call to its ``KeyringPlace``'s backend; neither of the first two knows
+/// about the other: what composes them (the fallback, the file's check before it creates an item) is in `Places/`.
 ///
 /// A backend is made for one public call and carries that call's ``Deadline``: every step of the call is bounded by it.
 /// Each requirement is the ``KeyringClient`` call of the same name, with its guarantees; arguments arrive checked.

@@ -14,13 +14,13 @@ extension KeyringClient {
                 let owner: String
                 do {
                     owner = try Self.first(of: BusConnection.call(
-                        connection, SecretServiceNames.Bus.name, .nameOwner(SecretServiceNames.busName), call)) {
+                        connection, BusDaemon.name, .nameOwner(SecretServiceNames.busName), call)) {
                         String(cString: g_variant_get_string($0, nil))
                     }
                 } catch let failure as GLibFailure where failure.meansServiceWentAway {
                     return nil
                 }
-                let pid = (try? BusConnection.call(connection, SecretServiceNames.Bus.name, .processID(of: owner), call)).map {
+                let pid = (try? BusConnection.call(connection, BusDaemon.name, .processID(of: owner), call)).map {
                     Self.first(of: $0) { Int32(bitPattern: g_variant_get_uint32($0)) }
                 }
                 return KeyringProvider(busName: owner, processID: pid, executable: pid.flatMap(Self.executable(ofProcess:)))
@@ -46,7 +46,7 @@ extension KeyringClient {
                 do {
                     reply = try BusConnection.call(connection, SecretPortalNames.busName, .secretPortalVersion, call)
                 } catch var failure as GLibFailure {
-                    failure.askingPortal = true
+                    failure.askingForKey = true
                     throw failure
                 }
                 defer { g_variant_unref(reply) }
@@ -64,37 +64,20 @@ extension KeyringClient {
         keyringFilePath.flatMap(KeyringFileAccess.folderProblem(holding:))
     }
 
-    /// Why this process keeps items where it does (``keyringFilePath``): the environment variable, the sandbox and
-    /// its permissions that decided, in a few words.
-    package var placeReason: String {
-        bus == .session ? SandboxDetection.choice.reason : "the client was given an explicit bus address"
-    }
-
-    /// Whether the keyring file this client keeps items in (``keyringFilePath``) has its password sealed to the TPM,
-    /// outside a sandbox, rather than the Secret portal's key.
-    package var keyringFileIsSealed: Bool { file?.sealedPassword != nil }
-
     /// Under ``KeyringFallback/sealedKeyringFile``, the keyring file and why items are kept there when no Secret
     /// Service can answer now, or the one that answers would keep them only until logout; `nil` when one can keep
     /// them, and without the fallback. Never prompts, moves nothing.
     package func fallbackFile() async throws -> (path: String, reason: String)? {
         guard let fallback = backend as? FallbackBackend else { return nil }
-        guard try await fallback.serviceAnswers() else { return (fallback.file.file.path, "no Secret Service answers") }
-        return try await fallback.defaultCollectionPersists() ? nil : (fallback.file.file.path, FallbackBackend.sessionDefault)
+        guard try await fallback.serviceAnswers() else { return (fallback.path, "no Secret Service answers") }
+        return try await fallback.defaultCollectionPersists() ? nil : (fallback.path, FallbackBackend.sessionDefault)
     }
 
-    /// Where this client may keep items in the keyring file with its password sealed to the TPM (`SECRET_BACKEND=file`
-    /// outside a sandbox, or the fallback): the sealed password's path; `nil` where no sealed password is used.
-    package var sealedPasswordPath: String? {
-        guard file != nil || (bus == .session && fallback == .sealedKeyringFile) else { return nil }
-        return KeyringFile.shared.sealedPassword?.path
-    }
-
-    /// Whether the sealed password (``sealedPasswordPath``) exists — `false`: none is sealed yet, and the first write
+    /// Whether the sealed password (``KeyringPlace/sealedPasswordPath``) exists — `false`: none is sealed yet, and the first write
     /// seals one — once this machine's TPM unsealed it. Throws what reading the keyring file would
     /// (``KeyringError/tpmUnavailable(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
     package func sealedPasswordExists() async throws -> Bool {
-        guard sealedPasswordPath != nil, let sealed = KeyringFile.shared.sealedPassword else { return false }
+        guard place.sealedPasswordPath != nil, let sealed = KeyringFile.shared.sealedPassword else { return false }
         return try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) }
     }
 

@@ -37,22 +37,17 @@ public struct KeyringClient: Sendable {
     public let fallback: KeyringFallback
 
     let sessions: SessionKeeper
-    /// The sandbox's keyring file, when this client keeps items there.
-    var file: KeyringFile? { bus == .session && SandboxDetection.usesKeyringFile ? KeyringFile.shared : nil }
+
+    /// Where this client keeps its items, and why (``KeyringPlace``).
+    package var place: KeyringPlace { KeyringPlace(bus: bus, fallback: fallback) }
 
     /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
     func service(until deadline: Deadline) -> SecretServiceBackend {
         SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline, sessions: sessions)
     }
 
-    /// Where this client keeps items now — the sandbox's keyring file, or the Secret Service — for one public call,
-    /// with its deadline: ``timeout`` from now.
-    var backend: any KeyringBackend {
-        let service = service(until: callDeadline)
-        if let file { return KeyringFileBackend(file: file, host: service) }
-        guard fallback == .sealedKeyringFile, bus == .session else { return service }
-        return FallbackBackend(service: service, file: KeyringFileBackend(file: .shared, host: service))
-    }
+    /// Where this client keeps items now (``place``), for one public call, with its deadline: ``timeout`` from now.
+    var backend: any KeyringBackend { place.backend(service(until: callDeadline)) }
 
     /// The deadline of a call starting now: ``timeout`` from now, or the deadline of the operation it is part of
     /// (``Deadline/current``) when that comes first; also what bounds the work done for this client's caller outside
@@ -66,7 +61,7 @@ public struct KeyringClient: Sendable {
 
     /// The keyring file this client keeps items in — inside a sandbox that may not talk to the Secret Service, or with
     /// `SECRET_BACKEND=file` — or `nil` when it uses the Secret Service on ``bus`` (under ``fallback``, while one answers).
-    public var keyringFilePath: String? { file?.path }
+    public var keyringFilePath: String? { place.keyringFilePath }
 
     /// The bound on each call unless a client is given another: long enough for a person to answer an unlock prompt.
     @usableFromInline package static let defaultTimeout = Duration.seconds(25)

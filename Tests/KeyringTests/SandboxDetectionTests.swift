@@ -37,4 +37,26 @@ struct SandboxDetectionTests {
         // Unreadable metadata grants nothing.
         #expect(try decision(flatpakInfo: "not a key file ["))
     }
+
+    @Test("One place per client: the bus it was given, the sandbox's choice and the fallback decide what keeps its items, and say why")
+    func place() throws {
+        let host = SandboxDetection.choice(environment: [:], flatpakInfo: directory.appendingPathComponent("none").path, moved: false)
+        let file = SandboxDetection.choice(environment: ["SECRET_BACKEND": "file"], flatpakInfo: "/nonexistent", moved: false)
+        let explicit = KeyringPlace(bus: .address("unix:path=/nonexistent"), fallback: .sealedKeyringFile, choice: file, fileKey: .sealedToTPM)
+        #expect(explicit.keeper == .secretService && explicit.reason == "the client was given an explicit bus address")
+        #expect(explicit.keyringFilePath == nil && explicit.sealedPasswordPath == nil)
+        let service = KeyringPlace(bus: .session, fallback: .none, choice: host, fileKey: .sealedToTPM)
+        #expect(service.keeper == .secretService && service.reason == "not in a Flatpak or Snap sandbox" && service.sealedPasswordPath == nil)
+        let sealed = KeyringPlace(bus: .session, fallback: .none, choice: file, fileKey: .sealedToTPM)
+        #expect(sealed.keeper == .keyringFile(key: .sealedToTPM) && sealed.reason == "SECRET_BACKEND=file")
+        let keyringFile = try #require(sealed.keyringFilePath)
+        #expect(sealed.sealedPasswordPath == keyringFile + ".tpm2")
+        let fallback = KeyringPlace(bus: .session, fallback: .sealedKeyringFile, choice: host, fileKey: .sealedToTPM)
+        #expect(fallback.keeper == .secretServiceElseKeyringFile(key: .sealedToTPM) && fallback.keyringFilePath == nil)
+        #expect(fallback.sealedPasswordPath == keyringFile + ".tpm2")
+        let tested = KeyringPlace(bus: .session, fallback: .sealedKeyringFile, choice: host, fileKey: .testPassword)
+        #expect(tested.sealedPasswordPath == nil)
+        let portal = KeyringPlace(bus: .session, fallback: .sealedKeyringFile, choice: file, fileKey: .secretPortal)
+        #expect(portal.keeper == .keyringFile(key: .secretPortal) && portal.sealedPasswordPath == nil)
+    }
 }

@@ -125,9 +125,10 @@ extension Diagnosis {
         let configuration = options.configuration
         let group = configuration.accessGroup
         var keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout)
-        var reason = keyring.placeReason
-        var keyringFile = keyring.keyringFilePath
-        if keyringFile == nil && keyring.fallback != .none {
+        let place = keyring.place
+        var reason = place.reason
+        var keyringFile = place.keyringFilePath
+        if case .secretServiceElseKeyringFile = place.keeper {
             // Under the fallback, where a call would go now; a Secret Service that answers is asked without it, so that
             // the doctor moves nothing out of the file.
             let fallback = "\(KeyringFallback.environmentVariable)=\(keyring.fallback.rawValue)"
@@ -145,10 +146,10 @@ extension Diagnosis {
         var diagnosis = Diagnosis(
             accessGroup: group.rawValue,
             place: Place(backend: keyringFile == nil ? .secretService : .keyringFile, reason: reason,
-                         sandbox: SandboxDetection.sandbox(), keyringFile: keyringFile),
+                         sandbox: Sandbox.current()?.rawValue, keyringFile: keyringFile),
             portal: Portal(), tpm: TPMReport(),
             identity: Identity(state: .unreadable, encrypted: configuration.useEncryption))
-        await diagnosis.lookUpSealedPassword(keyring, context: context)
+        await diagnosis.lookUpSealedPassword(keyring, at: keyring.place.sealedPasswordPath, context: context)
         var serviceAnswers = true
         if keyringFile == nil {
             // Who owns the name now (asking starts nobody); then the collections, which start a provider D-Bus can
@@ -218,8 +219,8 @@ extension Diagnosis {
 
     /// Fills the sealed password in, where the keyring file outside a sandbox is used: whether the TPM unseals it. A
     /// password that does not unseal is the first problem where the file is the place.
-    private mutating func lookUpSealedPassword(_ keyring: KeyringClient, context: CommandFailure.Context) async {
-        guard let path = keyring.sealedPasswordPath else { return }
+    private mutating func lookUpSealedPassword(_ keyring: KeyringClient, at path: String?, context: CommandFailure.Context) async {
+        guard let path else { return }
         do {
             place.sealedPassword = SealedPassword(path: path, exists: try await keyring.sealedPasswordExists())
         } catch {

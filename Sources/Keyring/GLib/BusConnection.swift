@@ -1,7 +1,7 @@
 import CLibSecret
 
-/// Connections of our own to a bus: the Secret Service's (see `SessionKeeper`), and short-lived ones for
-/// questions to the bus daemon and to the Secret portal.
+/// Connections of our own to a bus: a service's (kept open by its client), and short-lived ones for questions to the
+/// bus daemon and to other services.
 enum BusConnection {
     /// A new connection to `bus`, within the call's time. Release it with ``close(_:)``.
     static func open(_ bus: BusAddress, _ call: KeyringCall) throws -> OpaquePointer {
@@ -37,27 +37,6 @@ enum BusConnection {
     ) throws -> OpaquePointer {
         try Pipeline.replies(Pipeline.send([method], on: connection, to: destination, autoStart: true, call))[0]
     }
-
-    /// Whether `bus` definitely has no Secret Service: no program owns `org.freedesktop.secrets`, and D-Bus activation
-    /// can start none (the bus daemon lists no service file for it). On a connection of its own.
-    static func isSecretServiceAbsent(on bus: BusAddress, _ call: KeyringCall) throws -> Bool {
-        try with(bus, call) { connection in
-            let replies = try Pipeline.replies(Pipeline.send(
-                [.nameHasOwner(SecretServiceNames.busName), .activatableNames], on: connection, to: SecretServiceNames.Bus.name,
-                autoStart: false, call))
-            defer { replies.forEach { g_variant_unref($0) } }
-            let owned = g_variant_get_child_value(replies[0], 0)!
-            defer { g_variant_unref(owned) }
-            let names = g_variant_get_child_value(replies[1], 0)!
-            defer { g_variant_unref(names) }
-            let activatable = (0..<g_variant_n_children(names)).contains { index in
-                let name = g_variant_get_child_value(names, index)!
-                defer { g_variant_unref(name) }
-                return String(cString: g_variant_get_string(name, nil)) == SecretServiceNames.busName
-            }
-            return g_variant_get_boolean(owned) == 0 && !activatable
-        }
-    }
 }
 
 /// Questions to the bus daemon itself.
@@ -74,7 +53,7 @@ extension MethodCall {
 
     /// `ListActivatableNames`: the names D-Bus activation can start a program for.
     static var activatableNames: MethodCall {
-        MethodCall(method: "ListActivatableNames", path: SecretServiceNames.Bus.path, interface: SecretServiceNames.Bus.interface,
+        MethodCall(method: "ListActivatableNames", path: BusDaemon.path, interface: BusDaemon.interface,
                    parameters: nil, replyType: "(as)")
     }
 
@@ -86,7 +65,14 @@ extension MethodCall {
     private static func busDaemon(_ method: String, _ argument: OpaquePointer?, replyType: String) -> MethodCall {
         var arguments: [OpaquePointer?] = [argument]
         return MethodCall(
-            method: method, path: SecretServiceNames.Bus.path, interface: SecretServiceNames.Bus.interface,
+            method: method, path: BusDaemon.path, interface: BusDaemon.interface,
             parameters: g_variant_new_tuple(&arguments, 1), replyType: replyType)
     }
+}
+
+/// The bus daemon itself: its name, object and interface.
+enum BusDaemon {
+    static let name = "org.freedesktop.DBus"
+    static let path = "/org/freedesktop/DBus"
+    static let interface = "org.freedesktop.DBus"
 }

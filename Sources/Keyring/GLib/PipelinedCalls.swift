@@ -1,6 +1,6 @@
 import CLibSecret
 
-/// One Secret Service method call to send.
+/// One D-Bus method call to send.
 struct MethodCall {
     let method: String
     let path: String
@@ -18,15 +18,6 @@ struct MethodCall {
 
 /// A reply to one call of a batch: the reply (owned: unref it) or why there is none.
 typealias MethodReply = Result<OpaquePointer, any Error>
-
-extension SecretServiceConnection {
-    /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
-    /// within the call's time and cancellable. Returns each call's own outcome, in order (release them with
-    /// ``Pipeline/release(_:)``).
-    func callEach(_ calls: [MethodCall], _ call: KeyringCall) -> [MethodReply] {
-        Pipeline.send(calls, on: gdbus, to: owner, call)
-    }
-}
 
 /// Calls sent at once on a connection, their replies collected on the sending thread.
 enum Pipeline {

@@ -23,22 +23,21 @@ final class KeyringFile: Sendable {
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
 
-    /// The password sealed to the TPM, outside a sandbox; `nil` where libsecret's file backend finds the key itself (the
-    /// Secret portal's, or its test password).
+    /// Where the file's key comes from.
+    let key: KeyringFileKey
+    /// The password sealed to the TPM (``KeyringFileKey/sealedToTPM``); `nil` where libsecret's file backend finds the
+    /// key itself.
     let sealedPassword: SealedKeyringPassword?
 
-    private init(path: String, sealedPassword: SealedKeyringPassword?) {
+    private init(path: String, key: KeyringFileKey) {
         self.path = path
-        self.sealedPassword = sealedPassword
+        self.key = key
+        sealedPassword = key == .sealedToTPM ? SealedKeyringPassword(keyringPath: path) : nil
     }
 
-    /// The keyring file where libsecret keeps it (``defaultPath``), shared by this process's clients: its key from the
-    /// Secret portal in a sandbox (or `SECRET_FILE_TEST_PASSWORD`, libsecret's test password, when set), else sealed to
-    /// the TPM.
-    static let shared: KeyringFile = {
-        let usesLibsecretKey = SandboxDetection.isSandboxed() || ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"].map { !$0.isEmpty } == true
-        return KeyringFile(path: defaultPath, sealedPassword: usesLibsecretKey ? nil : SealedKeyringPassword(keyringPath: defaultPath))
-    }()
+    /// The keyring file where libsecret keeps it (``defaultPath``), shared by this process's clients, with the key
+    /// libsecret's file backend would use (``KeyringFileKey/current``).
+    static let shared = KeyringFile(path: defaultPath, key: .current)
 
     /// Where libsecret keeps the file: `$SECRET_FILE_TEST_PATH` when set, else `keyrings/default.keyring` in
     /// the user's data directory (inside Flatpak, the app's own).
@@ -243,7 +242,7 @@ final class KeyringFile: Sendable {
                 throw error
             }
         } catch var failure as GLibFailure {
-            failure.keyringFile = failure.keyringFile ?? (path, false)
+            failure.onFile = failure.onFile ?? (path, false)
             throw failure
         }
     }

@@ -1,14 +1,13 @@
-/// A sandbox's keyring file as a place to keep items: each call runs on a worker thread. It has one collection, which
-/// every collection argument names, and no lock of its own: locking forgets the key (the next call asks the Secret
-/// portal again), unlocking does nothing.
+/// The keyring file as a place to keep items: each call runs on a worker thread. It has one collection, which every
+/// collection argument names, and no lock of its own: locking forgets the key (the next call asks the Secret portal
+/// again, or unseals the password again), unlocking does nothing.
 struct KeyringFileBackend: KeyringBackend {
     let file: KeyringFile
-    /// The Secret Service on the session bus, asked before an item is created whether the app's items are still there.
-    let host: SecretServiceBackend
-
-    /// The call's deadline: the host's, made for the same call.
-    var deadline: Deadline { host.deadline }
-    private var schema: KeyringSchema { host.schema }
+    /// The schema whose name each item carries.
+    let schema: KeyringSchema
+    let deadline: Deadline
+    /// Called before an item is added, with its attributes: throws to refuse it.
+    let beforeCreating: @Sendable (KeyringAttributes) async throws -> Void
 
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
@@ -23,7 +22,7 @@ struct KeyringFileBackend: KeyringBackend {
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws -> Bool {
         let (file, stored) = (file, schema.stamped(attributes))
-        try await refuseIfNotMoved(attributes)
+        try await beforeCreating(attributes)
         return try await BlockingExecutor.run(until: deadline) { call in
             try file.add(secret, label: label, attributes: stored, contentType: contentType, call)
         }
@@ -67,28 +66,5 @@ struct KeyringFileBackend: KeyringBackend {
 
     func creationLockPlace() throws -> CreationLock.Place {
         .file(file.path)
-    }
-
-    /// Before an item is created in the keyring file: throws ``KeyringError/notMoved(_:)`` when the Secret Service
-    /// on the session bus answers and holds a match — the app kept its items there before (a Snap whose
-    /// `password-manager-service` plug was connected, a Flatpak that dropped `--talk-name` without moving them),
-    /// and a new one would replace them. No Secret Service to ask (none on the bus, or the sandbox keeps the app
-    /// from it) means the file is the app's only keyring.
-    private func refuseIfNotMoved(_ attributes: KeyringAttributes) async throws {
-        let held: Bool
-        do {
-            held = try await host.perform { service, call in
-                let found = try host.matches(attributes, service, call)
-                return !found.unlocked.isEmpty || !found.locked.isEmpty
-            }
-        } catch KeyringError.noSessionBus, KeyringError.serviceUnavailable, KeyringError.noDefaultCollection {
-            return
-        } catch KeyringError.other(let domain, _, _) where domain == "org.freedesktop.DBus.Error.AccessDenied" {
-            return
-        }
-        if held {
-            throw KeyringError.notMoved(
-                "the Secret Service on the session bus holds items with the attributes \(attributes.keys.sorted().joined(separator: ", "))")
-        }
     }
 }

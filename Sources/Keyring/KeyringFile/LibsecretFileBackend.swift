@@ -46,7 +46,7 @@ final class LibsecretFileBackend: @unchecked Sendable {
             }
         } catch var failure as GLibFailure {
             // Opening the backend asks the Secret portal first; a collection given the TPM's password asks nobody.
-            failure.keyringFile = (path, password == nil)
+            failure.onFile = (path, password == nil)
             throw failure
         }
     }

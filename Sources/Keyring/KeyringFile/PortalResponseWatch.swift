@@ -35,10 +35,8 @@ final class PortalResponseWatch {
     /// unless the thread is not scheduled.
     static let holdLimit = DispatchTimeInterval.milliseconds(250)
 
-    /// Whether libsecret's file backend asks the portal in this process, as it decides: no test password, and
-    /// inside a Flatpak or Snap sandbox.
-    static let isNeeded = (ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"] ?? "").isEmpty
-        && SandboxDetection.isSandboxed()
+    /// Whether libsecret's file backend asks the portal in this process.
+    static let isNeeded = KeyringFileKey.current == .secretPortal
 
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.

@@ -28,9 +28,12 @@ final class SealedKeyringPassword: Sendable {
     /// The TPM's work under way, which a call gave up on or is waiting for.
     private let pending = Locked<AbandonableWork<(SealedData?, KeyringSecret)>?>(nil)
 
+    /// Where the password of the keyring file at `keyringPath` is kept sealed, as libsecret keeps it.
+    static func path(keyringPath: String) -> String { keyringPath + ".tpm2" }
+
     init(keyringPath: String) {
         self.keyringPath = keyringPath
-        path = keyringPath + ".tpm2"
+        path = Self.path(keyringPath: keyringPath)
         keptCopyPath = path + ".swift-deviceid"
     }
 

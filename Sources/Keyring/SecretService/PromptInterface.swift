@@ -41,7 +41,7 @@ struct PromptInterface {
             while g_main_context_iteration(context, 0) != 0 {}
         }
         let vanished = g_dbus_connection_signal_subscribe(
-            gdbus, SecretServiceNames.Bus.name, SecretServiceNames.Bus.interface, "NameOwnerChanged", SecretServiceNames.Bus.path, owner,
+            gdbus, BusDaemon.name, BusDaemon.interface, "NameOwnerChanged", BusDaemon.path, owner,
             G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, _, box in
                 guard let box else { return }

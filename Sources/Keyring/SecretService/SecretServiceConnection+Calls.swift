@@ -9,6 +9,13 @@ extension SecretServiceConnection {
         try callMethod(method.method, on: method.path, interface: method.interface, method.parameters, returning: method.replyType, call)
     }
 
+    /// Sends every call at once to the daemon and waits for all replies: one round trip of latency for the lot,
+    /// within the call's time and cancellable. Returns each call's own outcome, in order (release them with
+    /// ``Pipeline/release(_:)``).
+    func callEach(_ calls: [MethodCall], _ call: KeyringCall) -> [MethodReply] {
+        Pipeline.send(calls, on: gdbus, to: owner, call)
+    }
+
     /// Calls a Secret Service method directly on our connection (no main loop), bounded by the time the call
     /// has left and its cancellable, and checks the reply's type.
     func callMethod(

@@ -42,11 +42,4 @@ enum SecretServiceNames {
         static let noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
         static let noSession = "org.freedesktop.Secret.Error.NoSession"
     }
-
-    /// The bus daemon itself, whose `NameOwnerChanged` tells when a provider leaves.
-    enum Bus {
-        static let name = "org.freedesktop.DBus"
-        static let path = "/org/freedesktop/DBus"
-        static let interface = "org.freedesktop.DBus"
-    }
 }

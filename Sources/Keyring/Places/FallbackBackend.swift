@@ -16,6 +16,8 @@ struct FallbackBackend: KeyringBackend {
     let file: KeyringFileBackend
 
     var deadline: Deadline { service.deadline }
+    /// The keyring file's path.
+    var path: String { file.file.path }
 
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
@@ -104,7 +106,7 @@ struct FallbackBackend: KeyringBackend {
     /// without the desktop's bus). The file's "none" would read as absent, and an item made there would stand beside them.
     private func refuseIfServed(_ queries: [KeyringAttributes], from place: any KeyringBackend) async throws {
         guard place is KeyringFileBackend, !queries.isEmpty else { return }
-        let (served, groups) = (ServedGroups(keyringPath: file.file.path), queries.map(Self.group))
+        let (served, groups) = (ServedGroups(keyringPath: path), queries.map(Self.group))
         guard try await BlockingExecutor.run(until: deadline, { _ in try groups.contains(where: served.contains) }) else { return }
         throw KeyringError.serviceUnavailable("""
             this group's items are kept in a Secret Service, which served it before and does not answer here; nothing is \
@@ -158,7 +160,6 @@ struct FallbackBackend: KeyringBackend {
             return false
         }
         let (file, service) = (file, service)
-        let path = file.file.path
         let holdsItems = try await BlockingExecutor.run(until: deadline) { _ in
             do {
                 try ServedGroups(keyringPath: path).insert(group)
@@ -208,35 +209,4 @@ struct FallbackBackend: KeyringBackend {
 
     /// Why a Secret Service that answers is given nothing.
     static let sessionDefault = "the Secret Service's default collection is its session collection, which it forgets at logout"
-}
-
-/// The groups a Secret Service served under the fallback — their items are kept there — as one empty file each, named
-/// by a digest of the group's attributes, in `swift-deviceid-in-secret-service/` beside the keyring file. Blocking.
-struct ServedGroups {
-    let folder: String
-
-    init(keyringPath: String) { folder = Keyring.folder(of: keyringPath) + "/swift-deviceid-in-secret-service" }
-
-    private func path(_ group: KeyringAttributes) -> String {
-        folder + "/" + String(fnv1a(canonicalEncoding(group)), radix: 16)
-    }
-
-    /// Whether `group` is marked; a mark that cannot be looked at is an error, never "not marked".
-    func contains(_ group: KeyringAttributes) throws -> Bool {
-        guard access(path(group), F_OK) != 0 else { return true }
-        guard errno == ENOENT else { throw failure(errno, path(group)) }
-        return false
-    }
-
-    /// Marks `group`.
-    func insert(_ group: KeyringAttributes) throws {
-        guard g_mkdir_with_parents(folder, 0o700) == 0 else { throw failure(errno, folder) }
-        let descriptor = open(path(group), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw failure(errno, path(group)) }
-        close(descriptor)
-    }
-
-    private func failure(_ code: Int32, _ place: String) -> KeyringError {
-        KeyringFileAccess.error(code, at: place, path: place, otherwise: "the mark of a group kept in the Secret Service cannot be used")
-    }
 }

@@ -22,9 +22,6 @@ package enum SandboxDetection {
         static let moved = Choice(usesKeyringFile: true, reason: "in a Flatpak whose items were moved to its keyring file")
     }
 
-    /// Whether clients of the session bus use the keyring file in this process.
-    static var usesKeyringFile: Bool { current.withLock { $0.usesKeyringFile } }
-
     /// The choice this process made, from its environment, its Flatpak metadata and the mark of a move, when it first
     /// asked; a move made since changes it.
     static var choice: Choice { current.withLock { $0 } }
@@ -39,10 +36,10 @@ package enum SandboxDetection {
         case "service": return Choice(usesKeyringFile: false, reason: "SECRET_BACKEND=service")
         default: break
         }
-        guard isSandboxed(environment: environment, flatpakInfo: flatpakInfo) else {
+        guard let sandbox = Sandbox.current(environment: environment, flatpakInfo: flatpakInfo) else {
             return Choice(usesKeyringFile: false, reason: "not in a Flatpak or Snap sandbox")
         }
-        guard FileManager.default.fileExists(atPath: flatpakInfo) else {
+        guard sandbox == .flatpak else {
             return Choice(usesKeyringFile: true, reason: "in a Snap (SNAP_NAME is set)")
         }
         if moved { return .moved }
@@ -50,20 +47,6 @@ package enum SandboxDetection {
             return Choice(usesKeyringFile: false, reason: "in a Flatpak allowed to talk to \(SecretServiceNames.busName)")
         }
         return Choice(usesKeyringFile: true, reason: "in a Flatpak, which may not talk to \(SecretServiceNames.busName)")
-    }
-
-    /// Whether the process runs in a Flatpak (`flatpakInfo` exists) or a Snap (`SNAP_NAME`), as libsecret tells.
-    static func isSandboxed(
-        environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
-    ) -> Bool {
-        sandbox(environment: environment, flatpakInfo: flatpakInfo) != nil
-    }
-
-    /// `flatpak` or `snap` when the process runs in one (as ``isSandboxed(environment:flatpakInfo:)`` tells), else `nil`.
-    package static func sandbox(
-        environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
-    ) -> String? {
-        FileManager.default.fileExists(atPath: flatpakInfo) ? "flatpak" : environment["SNAP_NAME"] != nil ? "snap" : nil
     }
 
     /// The mark a move of the items into the keyring file leaves beside it.

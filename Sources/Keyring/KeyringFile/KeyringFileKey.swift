@@ -1,0 +1,31 @@
+import FoundationEssentials
+
+/// Where a keyring file's key comes from.
+package enum KeyringFileKey: Sendable, Hashable {
+    /// The Secret portal's, handed to the sandboxed app: libsecret's file backend asks for it.
+    case secretPortal
+    /// A password sealed to this machine's TPM, beside the file (`default.keyring.tpm2`), as libsecret built with its
+    /// `tpm2` option keeps it.
+    case sealedToTPM
+    /// libsecret's test password, `SECRET_FILE_TEST_PASSWORD`.
+    case testPassword
+
+    /// The key of this process's keyring file, as libsecret's file backend decides: its test password when one is set,
+    /// else the Secret portal's inside a Flatpak or Snap; outside one, libsecret has none, and this library seals one.
+    static var current: KeyringFileKey {
+        if let password = ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"], !password.isEmpty { return .testPassword }
+        return Sandbox.current() != nil ? .secretPortal : .sealedToTPM
+    }
+}
+
+/// The sandbox this process runs in, as libsecret tells: a Flatpak (`/.flatpak-info` exists) or a Snap (`SNAP_NAME`).
+package enum Sandbox: String, Sendable {
+    case flatpak, snap
+
+    /// The sandbox for `environment` and the Flatpak metadata at `flatpakInfo`, or `nil` outside one.
+    package static func current(
+        environment: [String: String] = ProcessInfo.processInfo.environment, flatpakInfo: String = "/.flatpak-info"
+    ) -> Sandbox? {
+        FileManager.default.fileExists(atPath: flatpakInfo) ? .flatpak : environment["SNAP_NAME"] != nil ? .snap : nil
+    }
+}

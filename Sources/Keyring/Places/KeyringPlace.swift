@@ -1,0 +1,70 @@
+/// Where a client keeps its items, and why: the one answer, decided here from the bus the client was given,
+/// `SECRET_BACKEND`, the sandbox and its permissions, the mark of a move (``SandboxDetection``) and the
+/// ``KeyringFallback``. The client hands each call to the place's backend; the moves, the inspection API and `doctor`
+/// read it. A move into the keyring file changes the answer for every client of the process at once.
+package struct KeyringPlace: Sendable, Hashable {
+    /// What keeps the items.
+    package enum Keeper: Sendable, Hashable {
+        /// The Secret Service on the client's bus.
+        case secretService
+        /// The keyring file (``KeyringPlace/keyringFilePath``), its key from `key`.
+        case keyringFile(key: KeyringFileKey)
+        /// The Secret Service on the session bus while one answers and keeps items beyond the session; else the keyring
+        /// file, its key from `key`: the password sealed to the TPM, unless a test password is set
+        /// (``KeyringFallback/sealedKeyringFile``). Each call finds which.
+        case secretServiceElseKeyringFile(key: KeyringFileKey)
+    }
+
+    /// What keeps the items.
+    package let keeper: Keeper
+    /// What decided, in a few words.
+    package let reason: String
+
+    /// The place of a client of `bus` with `fallback`, in this process now.
+    init(bus: BusAddress, fallback: KeyringFallback) {
+        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: KeyringFile.shared.key)
+    }
+
+    /// The place of a client of `bus` with `fallback`, in a process whose sandbox decision is `choice` and whose keyring
+    /// file's key comes from `fileKey`.
+    package init(bus: BusAddress, fallback: KeyringFallback, choice: SandboxDetection.Choice, fileKey: KeyringFileKey) {
+        guard bus == .session else {
+            (keeper, reason) = (.secretService, "the client was given an explicit bus address")
+            return
+        }
+        reason = choice.reason
+        keeper = choice.usesKeyringFile ? .keyringFile(key: fileKey)
+            : fallback == .sealedKeyringFile ? .secretServiceElseKeyringFile(key: fileKey) : .secretService
+    }
+
+    /// The keyring file this place keeps items in, or `nil` when it is the Secret Service (or may be, under the fallback).
+    package var keyringFilePath: String? {
+        guard case .keyringFile = keeper else { return nil }
+        return KeyringFile.shared.path
+    }
+
+    /// The password sealed to the TPM that this place's keyring file uses, or will once it is used: `nil` where it uses
+    /// no keyring file, or one whose key libsecret finds itself.
+    package var sealedPasswordPath: String? {
+        switch keeper {
+        case .keyringFile(.sealedToTPM), .secretServiceElseKeyringFile(.sealedToTPM):
+            SealedKeyringPassword.path(keyringPath: KeyringFile.shared.path)
+        default: nil
+        }
+    }
+
+    /// The backend that keeps the items, for one call to `service`'s deadline.
+    func backend(_ service: SecretServiceBackend) -> any KeyringBackend {
+        switch keeper {
+        case .secretService: service
+        case .keyringFile: Self.file(for: service)
+        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: Self.file(for: service))
+        }
+    }
+
+    /// The keyring file as a backend, for one call to `service`'s deadline: before it creates an item, it asks
+    /// `service` whether the app's items are still there (``SecretServiceBackend/refuseIfNotMoved(_:)``).
+    private static func file(for service: SecretServiceBackend) -> KeyringFileBackend {
+        KeyringFileBackend(file: .shared, schema: service.schema, deadline: service.deadline, beforeCreating: service.refuseIfNotMoved)
+    }
+}
