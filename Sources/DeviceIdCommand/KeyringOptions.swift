@@ -4,6 +4,7 @@ import FoundationEssentials
 import Keyring
 import Logging
 import SecureStorage
+import Threading
 
 /// The options every keyring command takes.
 struct KeyringOptions: ParsableArguments {

@@ -1,3 +1,5 @@
+import Threading
+
 /// Where a client keeps items: the Secret Service on a bus (``SecretServiceBackend``), the keyring file
 /// (``KeyringFileBackend``), or the first while one answers, else the second (``FallbackBackend``). ``KeyringClient``
 /// checks what callers give it and hands each call to its ``KeyringPlace``'s backend; neither of the first two knows

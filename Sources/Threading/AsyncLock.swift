@@ -40,6 +40,21 @@ package final class AsyncLock: Sendable {
         return try await body()
     }
 
+    /// Runs `body` holding the lock, waiting for it until `deadline` at most: then the wait throws `timedOut`, the error
+    /// the caller's layer reports (and `CancellationError` when its task is cancelled).
+    package func withLock<Value: Sendable>(
+        until deadline: Deadline, timedOut: @autoclosure () -> any Error, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Value
+    ) async throws -> Value {
+        do {
+            try await acquire(timeout: deadline.remaining)
+        } catch is TimedOut {
+            throw timedOut()
+        }
+        defer { release() }
+        return try await body()
+    }
+
     private func acquire(timeout: Duration?) async throws {
         let id = state.withLock { state in
             state.nextID += 1

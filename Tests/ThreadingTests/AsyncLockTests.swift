@@ -17,6 +17,9 @@ struct AsyncLockTests {
         for await _ in entered.stream { break }
 
         await #expect(throws: AsyncLock.TimedOut.self) { try await lock.withLock(timeout: .milliseconds(50)) {} }
+        // Given a deadline, the wait throws the error its caller's layer reports, born where it waits.
+        struct LockTimedOut: Error {}
+        await #expect(throws: LockTimedOut.self) { try await lock.withLock(until: Deadline(.milliseconds(50)), timedOut: LockTimedOut()) {} }
         let cancelled = Task { try await lock.withLock {} }
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
@@ -24,5 +27,6 @@ struct AsyncLockTests {
         release.continuation.yield()
         try await holder.value
         #expect(try await lock.withLock(timeout: .seconds(5)) { 42 } == 42)
+        #expect(try await lock.withLock(until: Deadline(.seconds(5)), timedOut: LockTimedOut()) { 43 } == 43)
     }
 }

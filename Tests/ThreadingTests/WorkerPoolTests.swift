@@ -45,4 +45,16 @@ struct WorkerPoolTests {
 /// How many pieces of work run now, and the most that ran at once.
 private final class Counts: Sendable {
     let state = Locked((running: 0, peak: 0, opened: false))
+
+    @Test("Work given a deadline that has passed is never started: the caller gets the error it named, and no thread is taken")
+    func passedDeadline() async throws {
+        struct TPMTimedOut: Error {}
+        let started = Locked(false)
+        let deadline = Deadline(.zero)
+        await #expect(throws: TPMTimedOut.self) {
+            try await WorkerThreads.run(until: deadline, timedOut: TPMTimedOut()) { started.withLock { $0 = true } }
+        }
+        #expect(!started.withLock { $0 })
+        #expect(try await WorkerThreads.run(until: Deadline(.seconds(30)), timedOut: TPMTimedOut()) { 7 } == 7)
+    }
 }

@@ -1,3 +1,5 @@
+import Threading
+
 /// The keyring file as a place to keep items: each call runs on a worker thread. It has one collection, which every
 /// collection argument names, and no lock of its own: locking forgets the key (the next call asks the Secret portal
 /// again, or unseals the password again), unlocking does nothing.

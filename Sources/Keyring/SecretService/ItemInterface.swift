@@ -1,3 +1,4 @@
+import Threading
 import CLibSecret
 import FoundationEssentials
 

@@ -1,3 +1,5 @@
+import Threading
+
 /// The Secret Service on a bus as a place to keep items: each call runs its steps on a worker thread with the
 /// bus's shared session (see `SessionKeeper`), and calls that change items take turns per bus.
 struct SecretServiceBackend: KeyringBackend {

@@ -1,11 +1,12 @@
 import Dispatch
 
-/// When a keyring call must be done: made once where a caller's timeout enters — a public call of any layer, or a
-/// program's own bound (the `deviceid` command's `--timeout`) — and handed down to every step of it: lock waits,
-/// worker threads, each D-Bus call and each TPM call, so that the time one step waited is not given again to the next.
-/// An operation that makes several keyring calls (a read, then a locked create, then an add) spends one deadline: the
-/// operation's, which its task carries (``current``). It reads one clock, and it is the one place a timeout becomes
-/// ``KeyringError/timedOut(_:)``.
+/// When a call must be done: made once where a caller's timeout enters — a public call of any layer, or a program's
+/// own bound (the `deviceid` command's `--timeout`) — and handed down to every step of it: lock waits
+/// (``AsyncLock/withLock(until:timedOut:isolation:_:)``), worker threads (``WorkerThreads/run(until:timedOut:_:)``), each
+/// D-Bus call and each TPM call, so that the time one step waited is not given again to the next. An operation that
+/// makes several calls (a read, then a locked create, then an add) spends one deadline: the operation's, which its task
+/// carries (``current``). It reads one clock. What a wait that ran out throws is born where it waits, with its cause:
+/// each takes the error to throw (the keyring's timeout, the TPM's).
 package struct Deadline: Sendable {
     /// The deadline of the operation this task is running, which every call it makes spends; `nil` outside one.
     @TaskLocal package static var current: Deadline?
@@ -41,7 +42,7 @@ package struct Deadline: Sendable {
     package var hasPassed: Bool { ContinuousClock.now >= instant }
 
     /// This deadline, or `other` when that one comes first.
-    func earlier(_ other: Deadline?) -> Deadline {
+    private func earlier(_ other: Deadline?) -> Deadline {
         guard let other, other.instant < instant else { return self }
         return other
     }
@@ -52,14 +53,11 @@ package struct Deadline: Sendable {
     }
 
     /// The time left in milliseconds, at least 1: a D-Bus call's own timeout.
-    var remainingMilliseconds: Int32 {
+    package var remainingMilliseconds: Int32 {
         let (seconds, attoseconds) = remaining.components
         return Int32(clamping: max(seconds.multipliedReportingOverflow(by: 1000).partialValue + attoseconds / 1_000_000_000_000_000, 1))
     }
 
     /// When it runs out, for Dispatch's timers.
-    var dispatchTime: DispatchTime { .now() + remaining.dispatchInterval }
-
-    /// What a call that ran out of time reports.
-    package var timedOut: KeyringError { .timedOut(timeout) }
+    package var dispatchTime: DispatchTime { .now() + remaining.dispatchInterval }
 }
