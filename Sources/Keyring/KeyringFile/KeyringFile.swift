@@ -19,7 +19,7 @@ final class KeyringFile: Sendable {
     /// The file's path.
     let path: String
     /// The instance in use; read and replaced only by the holder of `turn`.
-    private let loaded = Locked<LibsecretFileBackend?>(nil)
+    private let inUse = Locked<LoadedKeyringFile?>(nil)
     /// One call at a time uses the instance; the others wait, each within its own deadline.
     private let turn = DispatchSemaphore(value: 1)
 
@@ -50,17 +50,17 @@ final class KeyringFile: Sendable {
     /// holds none: nothing matched, and every item in it opens with the key the portal gave (an item written
     /// under another key hides its attributes, so it could be the one asked for).
     func secret(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> KeyringSecret? {
-        try withCurrent(call) { backend in try oldestSecret(attributes, backend, call) }
+        try withCurrent(call) { loaded in try oldestSecret(attributes, loaded, call) }
     }
 
     /// Every item whose attributes include `attributes`, oldest first; none only when every item in the file
     /// opens with the portal's key.
     func items(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> [KeyringItem] {
-        try withCurrent(call) { backend in
-            let items = try backend.withMatches(attributes, call) { matches in
+        try withCurrent(call) { loaded in
+            let items = try loaded.withMatches(attributes, call) { matches in
                 matches.map(keyringItem).sorted(by: KeyringItem.oldestFirst)
             }
-            if items.isEmpty { try checkEveryItemOpens(backend, call) }
+            if items.isEmpty { try checkEveryItemOpens(loaded, call) }
             return items
         }
     }
@@ -73,54 +73,54 @@ final class KeyringFile: Sendable {
     /// place in the same write, and removing the others can never take it too.
     func store(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: KeyringCall) throws {
         let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
-        try withWriteLock(call) { backend in
-            let found = try backend.withMatches(query, call) { $0.map(\.attributes) }
+        try withWriteLock(call) { loaded in
+            let found = try loaded.withMatches(query, call) { $0.map(\.attributes) }
             let kept = found.contains(query) ? query : attributes
-            try write(secret, label: label, attributes: kept, contentType: contentType, backend, call)
-            for other in found where other != kept { _ = try clear(other, backend, call) }
+            try write(secret, label: label, attributes: kept, contentType: contentType, loaded, call)
+            for other in found where other != kept { _ = try clear(other, loaded, call) }
         }
     }
 
     /// Stores `secret` as a new item unless the file holds a match; whether it did.
     func add(_ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String, _ call: KeyringCall) throws -> Bool {
-        try withWriteLock(call) { backend in
+        try withWriteLock(call) { loaded in
             let query = attributes.filter { $0.key != KeyringSchema.schemaAttribute }
-            guard try oldestSecret(query, backend, call) == nil else { return false }
-            try write(secret, label: label, attributes: attributes, contentType: contentType, backend, call)
+            guard try oldestSecret(query, loaded, call) == nil else { return false }
+            try write(secret, label: label, attributes: attributes, contentType: contentType, loaded, call)
             return true
         }
     }
 
     /// The secret of the item whose attributes are exactly `attributes`, or `nil` when it is gone.
     func secret(ofItemWith attributes: KeyringAttributes, _ call: KeyringCall) throws -> KeyringSecret? {
-        try withCurrent(call) { backend in
-            let secret = try backend.withMatches(attributes, call) { matches in
-                try matches.first { $0.attributes == attributes }.map { try backend.secret(of: $0, call) }
+        try withCurrent(call) { loaded in
+            let secret = try loaded.withMatches(attributes, call) { matches in
+                try matches.first { $0.attributes == attributes }.map { try loaded.secret(of: $0, call) }
             }
-            if secret == nil { try checkEveryItemOpens(backend, call) }
+            if secret == nil { try checkEveryItemOpens(loaded, call) }
             return secret
         }
     }
 
     /// Deletes every item whose attributes include `attributes`, in one write; how many went.
     func deleteAll(matching attributes: KeyringAttributes, _ call: KeyringCall) throws -> Int {
-        try withWriteLock(call) { backend in
-            let found = try backend.withMatches(attributes, call) { $0.count }
+        try withWriteLock(call) { loaded in
+            let found = try loaded.withMatches(attributes, call) { $0.count }
             guard found > 0 else {
-                try checkEveryItemOpens(backend, call)
+                try checkEveryItemOpens(loaded, call)
                 return 0
             }
-            return try clear(attributes, backend, call) ? found : 0
+            return try clear(attributes, loaded, call) ? found : 0
         }
     }
 
     /// Deletes the item whose attributes are exactly `attributes`; whether it was there. Throws, deleting
     /// nothing, when other items carry all of its attributes: the file backend would remove them with it.
     func delete(itemWith attributes: KeyringAttributes, _ call: KeyringCall) throws -> Bool {
-        try withWriteLock(call) { backend in
-            let found = try backend.withMatches(attributes, call) { $0.map(\.attributes) }
+        try withWriteLock(call) { loaded in
+            let found = try loaded.withMatches(attributes, call) { $0.map(\.attributes) }
             guard found.contains(attributes) else {
-                try checkEveryItemOpens(backend, call)
+                try checkEveryItemOpens(loaded, call)
                 return false
             }
             guard found.count == 1 else {
@@ -128,13 +128,13 @@ final class KeyringFile: Sendable {
                     "\(found.count - 1) other item(s) of the keyring file carry all of this item's attributes, and the file "
                         + "backend deletes by attributes: delete those first, or delete all matching items")
             }
-            return try clear(attributes, backend, call)
+            return try clear(attributes, loaded, call)
         }
     }
 
     /// Lets go of the loaded file and its key; the next call loads it again, with the key from the portal or the TPM.
     func forget() {
-        loaded.withLock { $0 = nil }
+        inUse.withLock { $0 = nil }
         sealedPassword?.forget()
     }
 
@@ -153,32 +153,32 @@ final class KeyringFile: Sendable {
             modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
     }
 
-    private func oldestSecret(_ attributes: KeyringAttributes, _ backend: LibsecretFileBackend, _ call: KeyringCall) throws -> KeyringSecret? {
-        let secret = try backend.withMatches(attributes, call) { matches in
+    private func oldestSecret(_ attributes: KeyringAttributes, _ loaded: LoadedKeyringFile, _ call: KeyringCall) throws -> KeyringSecret? {
+        let secret = try loaded.withMatches(attributes, call) { matches in
             try matches.map { ($0, keyringItem($0)) }.min { KeyringItem.oldestFirst($0.1, $1.1) }
-                .map { try backend.secret(of: $0.0, call) }
+                .map { try loaded.secret(of: $0.0, call) }
         }
-        if secret == nil { try checkEveryItemOpens(backend, call) }
+        if secret == nil { try checkEveryItemOpens(loaded, call) }
         return secret
     }
 
     /// Throws unless every item in the file opens with the portal's key: a search without attributes matches them
     /// all, and libsecret fails it on the first it cannot open. An item written under another key hides its
     /// attributes, so until this holds, nothing is known to be absent.
-    private func checkEveryItemOpens(_ backend: LibsecretFileBackend, _ call: KeyringCall) throws {
-        _ = try backend.withMatches([:], call) { $0.count }
+    private func checkEveryItemOpens(_ loaded: LoadedKeyringFile, _ call: KeyringCall) throws {
+        _ = try loaded.withMatches([:], call) { $0.count }
     }
 
     private func write(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, contentType: String,
-        _ backend: LibsecretFileBackend, _ call: KeyringCall
+        _ loaded: LoadedKeyringFile, _ call: KeyringCall
     ) throws {
-        try backend.store(secret, label: label, attributes: attributes, contentType: contentType, call)
+        try loaded.store(secret, label: label, attributes: attributes, contentType: contentType, call)
         removeBackup()
     }
 
-    private func clear(_ attributes: KeyringAttributes, _ backend: LibsecretFileBackend, _ call: KeyringCall) throws -> Bool {
-        let cleared = try backend.clear(attributes, call)
+    private func clear(_ attributes: KeyringAttributes, _ loaded: LoadedKeyringFile, _ call: KeyringCall) throws -> Bool {
+        let cleared = try loaded.clear(attributes, call)
         removeBackup()
         return cleared
     }
@@ -199,7 +199,7 @@ final class KeyringFile: Sendable {
     /// under the writers' lock before it is called unusable: GIO writes a file that does not exist yet in place, so a
     /// reader can see one that a writer of this library is still creating (an existing one is replaced by a rename).
     /// Items to move under the sealed password that stands are moved under that lock too.
-    private func withCurrent<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
+    private func withCurrent<Result>(_ call: KeyringCall, _ body: (LoadedKeyringFile) throws -> Result) throws -> Result {
         do {
             return try withLoaded(call, holdingWriteLock: false, body)
         } catch let needed as NeedsWriteLock {
@@ -224,21 +224,21 @@ final class KeyringFile: Sendable {
     /// Runs `body` with an instance that holds the file as it is now: the one loaded before while the file has
     /// not changed since and the instance has not written it, else a new one. Failures are this file's.
     private func withLoaded<Result>(
-        _ call: KeyringCall, holdingWriteLock: Bool, _ body: (LibsecretFileBackend) throws -> Result
+        _ call: KeyringCall, holdingWriteLock: Bool, _ body: (LoadedKeyringFile) throws -> Result
     ) throws -> Result {
         do {
             try waitForTurn(call)
             defer { turn.signal() }
             let now = try FileState(of: path)
-            let backend = try loaded.withLock { $0 }.flatMap { !$0.hasWritten && $0.state == now ? $0 : nil }
+            let loaded = try inUse.withLock { $0 }.flatMap { !$0.hasWritten && $0.state == now ? $0 : nil }
                 ?? load(call, holdingWriteLock: holdingWriteLock)
-            loaded.withLock { $0 = backend }
+            inUse.withLock { $0 = loaded }
             do {
-                return try body(backend)
+                return try body(loaded)
             } catch {
                 // A failed step may have changed the instance and not the file (libsecret changes its items, then
                 // writes), or been given up on half-way.
-                loaded.withLock { $0 = nil }
+                inUse.withLock { $0 = nil }
                 throw error
             }
         } catch var failure as GLibFailure {
@@ -258,7 +258,7 @@ final class KeyringFile: Sendable {
     /// Loads the file, checked whole first, in a new instance; again when it changed meanwhile. Outside the writers'
     /// lock, a file that does not read whole throws ``NeedsWriteLock``, as do items written under a sealed password that
     /// another replaced: under it, they are moved under the one that stands, and the file loaded again.
-    private func load(_ call: KeyringCall, holdingWriteLock: Bool) throws -> LibsecretFileBackend {
+    private func load(_ call: KeyringCall, holdingWriteLock: Bool) throws -> LoadedKeyringFile {
         for _ in 1...Self.loadAttempts {
             let before = try FileState(of: path)
             do {
@@ -278,8 +278,8 @@ final class KeyringFile: Sendable {
                 if let earlier = try sealedPassword.unsealing(copy: copy, call) { try moveItems(from: earlier, to: password, call) }
                 continue
             }
-            let backend = try LibsecretFileBackend(loading: path, state: before, password: password, call)
-            if try FileState(of: path) == before { return backend }
+            let loaded = try LoadedKeyringFile(loading: path, state: before, password: password, call)
+            if try FileState(of: path) == before { return loaded }
             try call.checkCancellation()
         }
         throw KeyringError.keptChanging("reading of the keyring file \(path)")
@@ -288,7 +288,7 @@ final class KeyringFile: Sendable {
     private static let loadAttempts = 5
 
     /// Runs `body` holding the lock this library's writers of the file take, with the file as it is now.
-    private func withWriteLock<Result>(_ call: KeyringCall, _ body: (LibsecretFileBackend) throws -> Result) throws -> Result {
+    private func withWriteLock<Result>(_ call: KeyringCall, _ body: (LoadedKeyringFile) throws -> Result) throws -> Result {
         let lock: CreationLock
         do {
             lock = try writeLock(call)

@@ -9,7 +9,7 @@ import Logging
 ///
 /// Used by one thread at a time: ``KeyringFile`` keeps it in a mutex and calls it only while holding that.
 /// Blocking: call on worker threads.
-final class LibsecretFileBackend: @unchecked Sendable {
+final class LoadedKeyringFile: @unchecked Sendable {
     private enum Instance {
         /// libsecret's file backend, and its interface.
         case backend(OpaquePointer, UnsafeMutablePointer<SecretBackendInterface>)
