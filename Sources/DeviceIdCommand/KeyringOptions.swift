@@ -56,9 +56,10 @@ struct KeyringOptions: ParsableArguments {
             case (.tpmUnavailable, _), (_, .tpmUnavailable): true
             default: false
             }
+            let place = keyring.place
             throw CommandFailure(deadline.hasPassed && !tpm ? deadline.timedOut : error, context: .init(
-                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: keyring.place.keyringFilePath,
-                keyringFileSealed: keyring.place.keeper == .keyringFile(key: .sealedToTPM)))
+                accessGroup: resolvedAccessGroup, account: account, nonInteractive: nonInteractive, keyringFile: place.keyringFilePath,
+                keyringFileSealed: place.keeper == .keyringFile(key: .sealedToTPM)))
         }
     }
 }

@@ -36,7 +36,7 @@ final class PortalResponseWatch {
     static let holdLimit = DispatchTimeInterval.milliseconds(250)
 
     /// Whether libsecret's file backend asks the portal in this process.
-    static let isNeeded = KeyringFileKey.current == .secretPortal
+    static let isNeeded = KeyringFile.shared.key == .secretPortal
 
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.

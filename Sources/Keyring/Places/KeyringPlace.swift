@@ -20,21 +20,26 @@ package struct KeyringPlace: Sendable, Hashable {
     /// What decided, in a few words.
     package let reason: String
 
-    /// The place of a client of `bus` with `fallback`, in this process now.
+    /// The place of a client of `bus` with `fallback`, in this process now. Every call of a client asks: the sandbox
+    /// decision is read only for the session bus, and the keyring file is looked at only where it may be used.
     init(bus: BusAddress, fallback: KeyringFallback) {
         self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: KeyringFile.shared.key)
     }
 
     /// The place of a client of `bus` with `fallback`, in a process whose sandbox decision is `choice` and whose keyring
     /// file's key comes from `fileKey`.
-    package init(bus: BusAddress, fallback: KeyringFallback, choice: SandboxDetection.Choice, fileKey: KeyringFileKey) {
+    package init(
+        bus: BusAddress, fallback: KeyringFallback, choice: @autoclosure () -> SandboxDetection.Choice,
+        fileKey: @autoclosure () -> KeyringFileKey
+    ) {
         guard bus == .session else {
             (keeper, reason) = (.secretService, "the client was given an explicit bus address")
             return
         }
+        let choice = choice()
         reason = choice.reason
-        keeper = choice.usesKeyringFile ? .keyringFile(key: fileKey)
-            : fallback == .sealedKeyringFile ? .secretServiceElseKeyringFile(key: fileKey) : .secretService
+        keeper = choice.usesKeyringFile ? .keyringFile(key: fileKey())
+            : fallback == .sealedKeyringFile ? .secretServiceElseKeyringFile(key: fileKey()) : .secretService
     }
 
     /// The keyring file this place keeps items in, or `nil` when it is the Secret Service (or may be, under the fallback).
