@@ -48,17 +48,18 @@ let package = Package(
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
-        // The TPM's story beyond OpenSSL, behind `package` API: every call of the TPM Software Stack's ESAPI
-        // (endorsement certificates, attestation keys, TPM2_Certify, credential activation: what OpenSSL's tpm2
-        // provider does not do), and data sealed as libsecret's keyring file seals its password. The provider itself, and
-        // keys sealed to the TPM through it, being OpenSSL, are OpenSSLSupport's (`TPM`, `TPMSealedKey`).
-        .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport"]),
+        // The TPM, behind `package` API: which TPM (one reading of the environment), opening and sharing it, its
+        // errors, keys sealed to it, every call of the TPM Software Stack's ESAPI (endorsement certificates, attestation
+        // keys, TPM2_Certify, credential activation, sealing and ECDH in encrypting sessions), and data sealed as
+        // libsecret's keyring file seals its password. The OpenSSL half of keys it holds (the `tpm2` provider) is
+        // OpenSSLSupport's `TPM2Provider`.
+        .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport", "Threading"]),
 
         // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in
         // sanitized builds, and a first-come, first-served lock for async code); errors of its own.
         .target(name: "Threading"),
         // Layer 1: the Secret Service, told truthfully; where none runs, libsecret's keyring file sealed to the TPM.
-        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "OpenSSLSupport", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Keyring", dependencies: ["CLibSecret", "Threading", "TPMSupport", .product(name: "Logging", package: "swift-log")]),
         // Layer 2: Codable values in the keyring, optionally sealed with AES-256-GCM.
         .target(name: "SecureStorage", dependencies: ["Keyring", "Threading", "OpenSSLSupport", "TPMSupport"]),
         // What a server links to check a device, and nothing of the desktop: device public keys and their signatures,
@@ -68,7 +69,8 @@ let package = Package(
         .target(
             name: "DeviceId",
             dependencies: [
-                "SecureStorage", "Keyring", "Threading", "OpenSSLSupport", "DeviceVerifier", .product(name: "Logging", package: "swift-log"),
+                "SecureStorage", "Keyring", "Threading", "OpenSSLSupport", "TPMSupport", "DeviceVerifier",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),

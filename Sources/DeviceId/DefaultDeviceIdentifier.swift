@@ -4,6 +4,7 @@ import Keyring
 import Logging
 import OpenSSLSupport
 import SecureStorage
+import TPMSupport
 
 /// The device identity: an RSA key pair kept in the user's keyring, whose id is the lowercase hex SHA-256 of
 /// the PKCS#1 DER public key — the same id iOS computes for the same key.
@@ -301,13 +302,13 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                     let key = try RSAKey.generate(bits: keySize)
                     (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.privateKeyPKCS1())
                 case (.rsa, .tpm):
-                    let key = try TPM.withShared { tpm throws(TPMFailure) in try RSAKey.generate(bits: keySize, in: tpm) }
+                    let key = try TPM.withShared { tpm throws(OpenSSLFailure) in try RSAKey.generate(bits: keySize, in: tpm) }
                     (publicKey, privateKey) = (try key.publicKeyPKCS1(), try key.tpmBlob())
                 case (.p256, .keyring):
                     let key = try P256Key.generate()
                     (publicKey, privateKey) = (try key.publicKeyX963(), try key.privateKeyX963())
                 case (.p256, .tpm):
-                    let key = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
+                    let key = try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key.generate(in: tpm) }
                     (publicKey, privateKey) = (try key.publicKeyX963(), try key.tpmBlob())
                 }
                 return StoredDeviceIdentity(

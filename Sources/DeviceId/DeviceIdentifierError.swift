@@ -1,6 +1,7 @@
 import Keyring
 import OpenSSLSupport
 import SecureStorage
+import TPMSupport
 
 /// Why an identifier could not be produced: Ping's cases, and what Linux adds. The stored identity is never
 /// replaced because of any of them.

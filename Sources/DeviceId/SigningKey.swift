@@ -3,6 +3,7 @@ import FoundationEssentials
 import Keyring
 import OpenSSLSupport
 import SecureStorage
+import TPMSupport
 
 /// The identity's private key in memory: its external representation (PKCS#1 DER for RSA, `04‖X‖Y‖D` for
 /// P-256, or the TPM's wrapped key) in one buffer wiped on release, parsed into OpenSSL (or loaded into the TPM)
@@ -22,7 +23,7 @@ final class SigningKey: Sendable {
         }
 
         /// The TPM holding the key, for a TPM-held one.
-        var tpm: TPM? {
+        var tpm: TPM2Provider? {
             switch self {
             case .rsa(let key): key.tpm
             case .p256(let key): key.tpm
@@ -93,9 +94,9 @@ final class SigningKey: Sendable {
                 made = try bytes.withUnsafeBytes { bytes throws -> Parsed in
                     switch (keyType, protection) {
                     case (.rsa, .keyring): .rsa(try RSAKey(privateKeyPKCS1: bytes))
-                    case (.rsa, .tpm): .rsa(try TPM.withShared { tpm throws(TPMFailure) in try RSAKey(tpmBlob: bytes, in: tpm) })
+                    case (.rsa, .tpm): .rsa(try TPM.withShared { tpm throws(OpenSSLFailure) in try RSAKey(tpmBlob: bytes, in: tpm) })
                     case (.p256, .keyring): .p256(try P256Key(privateKeyX963: bytes))
-                    case (.p256, .tpm): .p256(try TPM.withShared { tpm throws(TPMFailure) in try P256Key(tpmBlob: bytes, in: tpm) })
+                    case (.p256, .tpm): .p256(try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key(tpmBlob: bytes, in: tpm) })
                     }
                 }
             } catch let failure as OpenSSLFailure {

@@ -9,14 +9,14 @@ package final class P256Key: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
     private let key: OpaquePointer
     /// The TPM holding the private key, for a key made or loaded there (its library context signs).
-    package let tpm: TPM?
+    package let tpm: TPM2Provider?
 
     /// Bytes of one coordinate or scalar.
     package static let coordinateSize = 32
     /// Bytes of the X9.63 uncompressed public point.
     package static let publicKeySize = 65
 
-    init(_ key: OpaquePointer, tpm: TPM? = nil) {
+    init(_ key: OpaquePointer, tpm: TPM2Provider? = nil) {
         self.key = key
         self.tpm = tpm
     }
@@ -27,7 +27,7 @@ package final class P256Key: @unchecked Sendable {
 
     /// Runs `body` in turn with every other use of this key's TPM; at once for a key OpenSSL holds.
     private func onTPM<Result>(_ body: () throws(OpenSSLFailure) -> Result) throws(OpenSSLFailure) -> Result {
-        try TPM.using(tpm, body)
+        try TPM2Provider.using(tpm, body)
     }
 
     /// A new key pair.
@@ -43,12 +43,12 @@ package final class P256Key: @unchecked Sendable {
     }
 
     /// A new key pair inside `tpm`: its private key never leaves it (``tpmBlob()`` is the key wrapped by the TPM).
-    package static func generate(in tpm: TPM) throws(TPMFailure) -> P256Key {
-        P256Key(try TPM.generateKey(in: tpm), tpm: tpm)
+    package static func generate(in tpm: TPM2Provider) throws(OpenSSLFailure) -> P256Key {
+        P256Key(try tpm.generateKey(), tpm: tpm)
     }
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
-    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
+    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM2Provider) throws(OpenSSLFailure) {
         self.init(try tpm.loadKey(rsa: false, from: blob), tpm: tpm)
     }
 

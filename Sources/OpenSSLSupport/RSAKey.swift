@@ -7,9 +7,9 @@ package final class RSAKey: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
     let key: OpaquePointer
     /// The TPM holding the private key, for a key made or loaded there (its library context signs).
-    package let tpm: TPM?
+    package let tpm: TPM2Provider?
 
-    init(_ key: OpaquePointer, tpm: TPM? = nil) {
+    init(_ key: OpaquePointer, tpm: TPM2Provider? = nil) {
         self.key = key
         self.tpm = tpm
     }
@@ -20,12 +20,12 @@ package final class RSAKey: @unchecked Sendable {
     }
 
     /// A new key pair of `bits` bits inside `tpm` (e = 65537): its private key never leaves it.
-    package static func generate(bits: Int, in tpm: TPM) throws(TPMFailure) -> RSAKey {
-        RSAKey(try TPM.generateKey(rsaBits: bits, in: tpm), tpm: tpm)
+    package static func generate(bits: Int, in tpm: TPM2Provider) throws(OpenSSLFailure) -> RSAKey {
+        RSAKey(try tpm.generateKey(rsaBits: bits), tpm: tpm)
     }
 
     /// The key `blob` (a `TSS2 PRIVATE KEY`, DER) wraps, loaded into `tpm`.
-    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM) throws(TPMFailure) {
+    package convenience init(tpmBlob blob: UnsafeRawBufferPointer, in tpm: TPM2Provider) throws(OpenSSLFailure) {
         self.init(try tpm.loadKey(rsa: true, from: blob), tpm: tpm)
     }
 
@@ -78,7 +78,7 @@ package final class RSAKey: @unchecked Sendable {
 
     /// PKCS#1 `RSAPublicKey` DER.
     package func publicKeyPKCS1() throws(OpenSSLFailure) -> Data {
-        try TPM.using(tpm) { () throws(OpenSSLFailure) in try encode(with: i2d_PublicKey) }
+        try TPM2Provider.using(tpm) { () throws(OpenSSLFailure) in try encode(with: i2d_PublicKey) }
     }
 
     /// PKCS#1 `RSAPrivateKey` DER. The caller should wipe it when done.

@@ -31,7 +31,7 @@ struct TPMReport: Encodable {
     static func look(timeout: Duration) async -> TPMReport {
         let device = TPMAccess.device
         var report = TPMReport(
-            tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) }, device: device, deviceAccess: device.flatMap(Self.ownership(of:)))
+            tcti: TPMAccess.tcti, device: device, deviceAccess: device.flatMap(Self.ownership(of:)))
         do {
             try await TPMAccess.check(timeout: timeout)
             report.reachable = true

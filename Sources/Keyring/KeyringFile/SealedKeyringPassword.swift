@@ -2,7 +2,6 @@ import CLibSecret
 import FoundationEssentials
 import Glibc
 import Logging
-import OpenSSLSupport
 import Threading
 import TPMSupport
 
@@ -35,13 +34,6 @@ final class SealedKeyringPassword: Sendable {
         self.keyringPath = keyringPath
         path = Self.path(keyringPath: keyringPath)
         keptCopyPath = path + ".swift-deviceid"
-    }
-
-    /// The TPM, as a TCTI configuration: `TCTI`, which libsecret reads; else `TPM2OPENSSL_TCTI`, which the library's
-    /// TPM-held keys use; else (`nil`) the kernel's resource manager, `/dev/tpmrm0`.
-    static var tcti: String? {
-        let environment = ProcessInfo.processInfo.environment
-        return [environment["TCTI"], environment["TPM2OPENSSL_TCTI"]].lazy.compactMap { $0 }.first { !$0.isEmpty }
     }
 
     /// The password; for a keyring file that does not exist yet (`keyringExists` false) and no sealed password either, a
@@ -110,12 +102,12 @@ final class SealedKeyringPassword: Sendable {
 
     /// The TPM's work of unsealing `sealed`, as ``onTPM(_:_:)`` runs it.
     private static func unsealing(_ sealed: SealedData) -> @Sendable () throws -> (SealedData?, KeyringSecret) {
-        { [tcti = Self.tcti] in (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
+        { [tcti = TPMSelection.current.keyringFile] in (nil, try sealed.unseal(tcti: tcti) { KeyringSecret(copying: $0) }) }
     }
 
     /// The TPM's work of making a new password and sealing it, as ``onTPM(_:_:)`` runs it.
     private static var sealingNew: @Sendable () throws -> (SealedData?, KeyringSecret) {
-        { [tcti = Self.tcti] in try SealedData.sealingRandomBytes(count: passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) } }
+        { [tcti = TPMSelection.current.keyringFile] in try SealedData.sealingRandomBytes(count: passwordLength, tcti: tcti) { ($0, KeyringSecret(copying: $1)) } }
     }
 
     /// Lets go of the unsealed password (wiped once no load holds it); the next load unseals it again.

@@ -40,7 +40,7 @@ package struct SealedData: Sendable, Equatable {
         do {
             secret = try SecureRandom.bytes(count)
         } catch {
-            throw .failed(error)
+            throw .failed(error.description)
         }
         defer { cleanse(&secret) }
         let tpm = try TSSContext(tcti: tcti)

@@ -25,7 +25,7 @@ package enum TPMAttestor {
     package static func attest(wrappedKey der: Data, nonce: Data) throws(TPMFailure) -> TPMKeyEvidence {
         let wrapped = try WrappedKey(der: der)
         guard wrapped.parent == 0x4000_0001 else {
-            throw .failed(OpenSSLFailure("TPM2_Certify", reason: "only keys made under the owner hierarchy can be attested"))
+            throw .failed("TPM2_Certify: only keys made under the owner hierarchy can be attested")
         }
         let tpm = try TSSContext()
         let certificate = try endorsementCertificate(tpm)
@@ -95,26 +95,18 @@ package enum TPMAttestor {
             }
         } catch .keyFromAnotherTPM {
             // The integrity check failed on the credential, not on a key anybody stored.
-            throw .failed(OpenSSLFailure(
-                "TPM2_ActivateCredential", reason: "the TPM refused the credential: it was sealed to another TPM or attestation key, or altered"))
+            throw .failed("TPM2_ActivateCredential: the TPM refused the credential: it was sealed to another TPM or attestation key, or altered")
         }
         return Array(secret.prefix(length))
     }
 
     private static func endorsementCertificate(_ tpm: TSSContext) throws(TPMFailure) -> Data {
-        do {
-            return try marshaled(capacity: 4096) { (bytes, length) throws(TPMFailure) in
-                try tpm.step("Esys_NV_Read(0x01C00002)") { deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length) }
+        try marshaled(capacity: 4096) { (bytes, length) throws(TPMFailure) in
+            // TPM_RC_HANDLE, in whichever position: no such NV index.
+            try tpm.step("Esys_NV_Read(0x01C00002)", meaning: { $0 & 0xBF == 0x8B ? .noEndorsementCertificate : nil }) {
+                deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length)
             }
-        } catch .failed(let failure) where isHandleError(failure) {
-            throw .noEndorsementCertificate   // no such NV index
         }
-    }
-
-    /// Whether `failure` carries TPM_RC_HANDLE (a handle to nothing), in whichever position.
-    private static func isHandleError(_ failure: OpenSSLFailure) -> Bool {
-        guard let first = failure.detail?.split(separator: " ").first, let code = UInt32(first) else { return false }
-        return code & 0xBF == 0x8B
     }
 
     /// What the attestation key of the device key `wrapped` is made from, beside the owner seed: SHA-256 of a fixed

@@ -11,7 +11,7 @@ package enum TPMKeyAgreement {
     /// caller wipes the secret (``cleanse(_:)``).
     package static func sharedSecret(wrappedKey der: Data, with peer: [UInt8]) throws(TPMFailure) -> (secret: [UInt8], keyPoint: [UInt8]) {
         guard peer.count == P256Key.publicKeySize, peer.first == 4 else {
-            throw .failed(OpenSSLFailure("TPM2_ECDH_ZGen", reason: "the peer is not an uncompressed P-256 point"))
+            throw .failed("TPM2_ECDH_ZGen: the peer is not an uncompressed P-256 point")
         }
         let wrapped = try WrappedKey(der: der)
         let keyPoint = try point(of: wrapped)
@@ -42,7 +42,7 @@ package enum TPMKeyAgreement {
             deviceid_tss_ecc_point(publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count, &x, &y, 32, &xLength, &yLength)
         }
         guard code == TSS2_RC_SUCCESS, xLength > 0, yLength > 0 else {
-            throw .failed(OpenSSLFailure("TSS2 PRIVATE KEY", reason: "the stored key is not a P-256 key"))
+            throw .failed("TSS2 PRIVATE KEY: the stored key is not a P-256 key")
         }
         func padded(_ coordinate: [UInt8], _ length: Int) -> [UInt8] { [UInt8](repeating: 0, count: 32 - length) + coordinate.prefix(length) }
         return [4] + padded(x, xLength) + padded(y, yLength)

@@ -3,17 +3,17 @@ import FoundationEssentials
 import Glibc
 import OpenSSLSupport
 
-/// One ESAPI context on a TPM: the one OpenSSL's `tpm2` provider uses (`TPM2OPENSSL_TCTI`, else `/dev/tpmrm0`), for
-/// the steps the provider does not offer — both hold the TPM open at once, which a resource manager allows (the
+/// One ESAPI context on a TPM: the one that holds keys (``TPMSelection/keys``, which OpenSSL's `tpm2` provider uses),
+/// for the steps the provider does not offer — both hold the TPM open at once, which a resource manager allows (the
 /// kernel's `/dev/tpmrm0`, or `tpm2-abrmd`) — or the one a TCTI configuration names. Every call blocks: use it from one worker thread, then let it go.
 final class TSSContext {
     private let context: OpaquePointer
     /// Objects loaded by this context, flushed when it closes.
     private var loaded: [ESYS_TR] = []
 
-    /// Opens the TPM that OpenSSL's provider uses: `TPM2OPENSSL_TCTI`, else the kernel's resource manager.
+    /// Opens the TPM that holds keys (``TPMSelection/keys``).
     convenience init() throws(TPMFailure) {
-        try self.init(tcti: getenv("TPM2OPENSSL_TCTI").map { String(cString: $0) })
+        try self.init(tcti: TPMSelection.current.keys)
     }
 
     /// Opens the TPM that `configuration` names (a TCTI configuration: `tabrmd:…`, `device:/dev/tpmrm0`), or the
@@ -22,16 +22,16 @@ final class TSSContext {
         // swtpm and the simulator serve one connection at a time, and OpenSSL's provider keeps its own open once it used
         // the TPM: a second one would wait for ever (ESAPI's synchronous calls retry a timeout without end).
         if let configuration, ["swtpm", "mssim"].contains(where: configuration.hasPrefix) {
-            throw .failed(OpenSSLFailure("TCTI", reason: """
-                \(configuration.prefix { $0 != ":" }) serves one connection at a time, which OpenSSL's tpm2 provider may hold: \
+            throw .failed("""
+                TCTI: \(configuration.prefix { $0 != ":" }) serves one connection at a time, which OpenSSL's tpm2 provider may hold: \
                 reach the TPM through a resource manager (tpm2-abrmd: tabrmd:…)
-                """))
+                """)
         }
-        if configuration == nil { try TPM.checkDevice() }
+        try TPMSelection.checkDevice(unless: configuration)
         var context: OpaquePointer?
         let code = configuration.withOptionalCString { deviceid_tss_open($0, &context) }
         guard code == TSS2_RC_SUCCESS, let context else {
-            throw TPMFailure.unreachable(Self.describe(code))
+            throw TPMFailure.unreachable(TPMFailure.describe(code))
         }
         self.context = context
     }
@@ -41,12 +41,13 @@ final class TSSContext {
         deviceid_tss_close(context)
     }
 
-    /// Runs one ESAPI step: `body` gets the context and returns a TSS response code.
-    func step(_ name: String, _ body: (OpaquePointer) -> TSS2_RC) throws(TPMFailure) {
+    /// Runs one ESAPI step: `body` gets the context and returns a TSS response code; a failure is the one `meaning`
+    /// gives the code, else the one ``TPMFailure`` reads in it.
+    func step(
+        _ name: String, meaning: (TSS2_RC) -> TPMFailure? = { _ in nil }, _ body: (OpaquePointer) -> TSS2_RC
+    ) throws(TPMFailure) {
         let code = body(context)
-        guard code == TSS2_RC_SUCCESS else {
-            throw TPMFailure(OpenSSLFailure(name, reason: "the TSS failed", detail: Self.describe(code)))
-        }
+        guard code == TSS2_RC_SUCCESS else { throw meaning(code) ?? TPMFailure(step: name, code: code) }
     }
 
     /// Runs `body`, which makes or loads an object, and keeps the object's handle until the context closes.
@@ -61,11 +62,6 @@ final class TSSContext {
     func flush(_ object: ESYS_TR) {
         Esys_FlushContext(context, object)
         loaded.removeAll { $0 == object }
-    }
-
-    /// The response code and its meaning, as the `tpm2` provider reports them (`479 tpm:parameter(1):…`).
-    private static func describe(_ code: TSS2_RC) -> String {
-        "\(code) \(String(cString: Tss2_RC_Decode(code)))"
     }
 }
 

@@ -45,7 +45,7 @@ struct WrappedKey {
     }
 
     private static var malformed: TPMFailure {
-        .failed(OpenSSLFailure("TSS2 PRIVATE KEY", reason: "the stored key is not a TSS2 PRIVATE KEY"))
+        .failed("TSS2 PRIVATE KEY: the stored key is not a TSS2 PRIVATE KEY")
     }
 }
 

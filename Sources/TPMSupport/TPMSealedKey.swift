@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OpenSSLSupport
 
 /// An AES-256 key sealed to this machine's TPM 2.0: a record that holds no usable key, only a P-256 key made in the
 /// TPM (as the TPM wrapped it, useless to any other TPM) and the AES key sealed to it (``ECIES``). Opening it takes the
@@ -21,7 +22,7 @@ package enum TPMSealedKey {
     /// A new random AES-256 key and the record that seals it to the TPM, bound to `bound` (an access group, say).
     /// The caller wipes the key. Throws `TPMFailure` or `OpenSSLFailure`.
     package static func seal(binding bound: [UInt8]) throws -> (record: [UInt8], key: [UInt8]) {
-        let held = try TPM.withShared { tpm throws(TPMFailure) in try P256Key.generate(in: tpm) }
+        let held = try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key.generate(in: tpm) }
         var key = try SecureRandom.bytes(AES256GCM.keySize)
         do {
             let recipient = try P256Key(publicKeyX963: [UInt8](held.publicKeyX963()))
