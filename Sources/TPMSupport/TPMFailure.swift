@@ -24,7 +24,7 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case failed(String)
 
     /// The failure of the ESAPI step `step`, which the TSS answered with `code`.
-    init(step: String, code: TSS2_RC) {
+    package init(step: String, code: UInt32) {
         let detail = Self.describe(code)
         self = Self.classifying(code, detail: detail) ?? .failed("\(step): the TSS failed (\(detail))")
     }
