@@ -23,12 +23,9 @@ package struct SealedData: Sendable, Equatable {
     /// seals one (a keyed-hash object with no scheme, named with SHA-256), nothing before or after: what a TPM could
     /// load and unseal. Asks no TPM.
     package var isWellFormed: Bool {
-        privateArea.withUnsafeBytes { privateArea in
-            publicArea.withUnsafeBytes { publicArea in
-                deviceid_tss_check_sealed(privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count,
-                                          publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count) == TSS2_RC_SUCCESS
-            }
-        }
+        guard (try? unmarshaled(privateArea, into: TPM2B_PRIVATE(), exactly: true, Tss2_MU_TPM2B_PRIVATE_Unmarshal)) != nil,
+              let key = try? unmarshaled(publicArea, into: TPM2B_PUBLIC(), exactly: true, Tss2_MU_TPM2B_PUBLIC_Unmarshal) else { return false }
+        return TPMTemplate.isSealedData(key.publicArea)
     }
 
     /// Makes `count` random bytes (at most 128), seals them to the TPM that `tcti` names (`nil`: the kernel's resource
@@ -44,35 +41,21 @@ package struct SealedData: Sendable, Equatable {
         }
         defer { cleanse(&secret) }
         let tpm = try TSSContext(tcti: tcti)
-        let parent = try tpm.object("Esys_CreatePrimary(libsecret's storage key)") { deviceid_tss_create_keyring_parent($0, $1) }
-        var publicArea = Data()
-        let privateArea = try marshaled(capacity: maximumAreaSize) { (privateBytes, privateLength) throws(TPMFailure) in
-            publicArea = try marshaled(capacity: maximumAreaSize) { (publicBytes, publicLength) throws(TPMFailure) in
-                try tpm.step("Esys_Create(sealed data)") { context in
-                    deviceid_tss_seal(context, parent, secret, secret.count, privateBytes, maximumAreaSize, privateLength,
-                                      publicBytes, maximumAreaSize, publicLength)
-                }
-            }
-        }
-        return secret.withUnsafeBytes { body(SealedData(privateArea: privateArea, publicArea: publicArea), $0) }
+        let sealed = try tpm.seal(secret, under: try keyringParent(in: tpm))
+        return secret.withUnsafeBytes { body(sealed, $0) }
     }
 
     /// Unseals the data on the TPM that `tcti` names (`nil`: the kernel's resource manager) and calls `body` with it;
     /// the bytes are wiped afterwards. ``TPMFailure/keyFromAnotherTPM`` when that TPM did not seal it, or was cleared since.
     package func unseal<Result>(tcti: String?, _ body: (UnsafeRawBufferPointer) -> Result) throws(TPMFailure) -> Result {
         let tpm = try TSSContext(tcti: tcti)
-        let parent = try tpm.object("Esys_CreatePrimary(libsecret's storage key)") { deviceid_tss_create_keyring_parent($0, $1) }
-        var secret = [UInt8](repeating: 0, count: 128)
+        var secret = try tpm.unseal(self, under: try Self.keyringParent(in: tpm))
         defer { cleanse(&secret) }
-        var length = 0
-        try tpm.step("Esys_Load, Esys_Unseal(sealed data)") { context in
-            privateArea.withUnsafeBytes { privateArea in
-                publicArea.withUnsafeBytes { publicArea in
-                    deviceid_tss_unseal(context, parent, privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count,
-                                        publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count, &secret, secret.count, &length)
-                }
-            }
-        }
-        return secret.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+        return secret.withUnsafeBytes(body)
+    }
+
+    /// libsecret's storage key (``TPMTemplate/keyringParent``), made again in `tpm`.
+    private static func keyringParent(in tpm: TSSContext) throws(TPMFailure) -> ESYS_TR {
+        try tpm.createPrimary("Esys_CreatePrimary(libsecret's storage key)", in: ESYS_TR(ESYS_TR_RH_OWNER), TPMTemplate.keyringParent).handle
     }
 }

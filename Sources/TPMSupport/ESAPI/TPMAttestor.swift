@@ -28,45 +28,38 @@ package enum TPMAttestor {
             throw .failed("TPM2_Certify: only keys made under the owner hierarchy can be attested")
         }
         let tpm = try TSSContext()
-        let certificate = try endorsementCertificate(tpm)
+        // TPM_RC_HANDLE, in whichever position: no such NV index.
+        let certificate = try tpm.readNV("Esys_NV_Read(0x01C00002)", index: endorsementCertificateIndex, capacity: 4096) {
+            $0 & 0xBF == 0x8B ? .noEndorsementCertificate : nil
+        }
         let (ak, akPublic) = try attestationKey(tpm, of: wrapped)
         let (key, parent) = try wrapped.load(in: tpm)
         tpm.flush(parent)
-        let (info, signature) = try certification("Esys_Certify", in: tpm, over: nonce) { context, nonce, count, info, infoLength, signature, signatureLength in
-            deviceid_tss_certify(context, key, ak, nonce, count, info, 1024, infoLength, signature, 512, signatureLength)
-        }
+        let (info, signature) = try tpm.certify("Esys_Certify", key, by: ak, over: nonce)
         tpm.flush(key)
-        let ek = try tpm.object("Esys_CreatePrimary(EK)") { deviceid_tss_create_ek($0, $1, nil, 0, nil) }
-        var witness = [UInt8](repeating: 0, count: 512), witnessLength = 0
-        let (witnessInfo, witnessSignature) = try certification("Esys_Create, Esys_Load, Esys_Certify (the endorsement key's witness)", in: tpm, over: nonce) {
-            context, nonce, count, info, infoLength, signature, signatureLength in
-            witness.withUnsafeMutableBufferPointer { witness in
-                deviceid_tss_endorsement_witness(context, ek, ak, nonce, count, witness.baseAddress, 512, &witnessLength,
-                                                 info, 1024, infoLength, signature, 512, signatureLength)
-            }
-        }
+        let ek = try endorsementKey(tpm)
+        let witness = try endorsementWitness(tpm, under: ek, certifiedBy: ak, over: nonce)
         tpm.flush(ek)
-        return (certificate, akPublic, wrapped.publicArea, info, signature, Data(witness.prefix(witnessLength)), witnessInfo, witnessSignature)
+        return (certificate, akPublic, wrapped.publicArea, info, signature, witness.publicArea, witness.info, witness.signature)
     }
 
-    /// The `TPMS_ATTEST` (at most 1,024 bytes) and `TPMT_SIGNATURE` (at most 512) that `certify` writes, given the
-    /// TSS context and `nonce`.
-    private static func certification(
-        _ name: String, in tpm: TSSContext, over nonce: Data,
-        _ certify: (OpaquePointer, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int>,
-                    UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int>) -> TSS2_RC
-    ) throws(TPMFailure) -> (info: Data, signature: Data) {
-        var info = Data()
-        let signature = try marshaled(capacity: 512) { (signatureBytes, signatureLength) throws(TPMFailure) in
-            info = try marshaled(capacity: 1024) { (infoBytes, infoLength) throws(TPMFailure) in
-                try tpm.step(name) { context in
-                    nonce.withUnsafeBytes { nonce in
-                        certify(context, nonce.bindMemory(to: UInt8.self).baseAddress, nonce.count, infoBytes, infoLength, signatureBytes, signatureLength)
-                    }
-                }
-            }
+    /// The endorsement key's witness: a P-256 signing key made under `ek` and loaded there, certified by `ak` over
+    /// `nonce`. The certification carries the witness's qualified name, which hashes the name of its parent, so a
+    /// verifier learns the template of the endorsement key that holds the certificate's private key. Each use of the
+    /// endorsement key is authorized by a policy session of its own.
+    private static func endorsementWitness(
+        _ tpm: TSSContext, under ek: ESYS_TR, certifiedBy ak: ESYS_TR, over nonce: Data
+    ) throws(TPMFailure) -> (publicArea: Data, info: Data, signature: Data) {
+        var sensitive = TPM2B_SENSITIVE_CREATE()
+        let made = try tpm.withEndorsementSession { (session) throws(TPMFailure) in
+            try tpm.create("Esys_Create(the endorsement key's witness)", under: ek, session: session, TPMTemplate.witness, sensitive: &sensitive)
         }
-        return (info, signature)
+        let witness = try tpm.withEndorsementSession { (session) throws(TPMFailure) in
+            try tpm.load("Esys_Load(the endorsement key's witness)", publicArea: made.publicArea, privateArea: made.privateArea, under: ek, session: session)
+        }
+        let (info, signature) = try tpm.certify("Esys_Certify(the endorsement key's witness)", witness, by: ak, over: nonce)
+        tpm.flush(witness)
+        return (made.publicArea, info, signature)
     }
 
     /// The credential a verifier sealed to this TPM's endorsement key for the attestation key of the device key
@@ -77,36 +70,18 @@ package enum TPMAttestor {
         let wrapped = try WrappedKey(der: der)
         let tpm = try TSSContext()
         let (ak, _) = try attestationKey(tpm, of: wrapped)
-        let ek = try tpm.object("Esys_CreatePrimary(EK)") { deviceid_tss_create_ek($0, $1, nil, 0, nil) }
-        var secret = [UInt8](repeating: 0, count: 64)
-        defer { cleanse(&secret) }
-        var length = 0
+        let ek = try endorsementKey(tpm)
         do {
-            try tpm.step("Esys_ActivateCredential") { context in
-                blob.withUnsafeBytes { blob in
-                    encryptedSecret.withUnsafeBytes { encrypted in
-                        secret.withUnsafeMutableBytes { out in
-                            deviceid_tss_activate(context, ak, ek, blob.bindMemory(to: UInt8.self).baseAddress, blob.count,
-                                                  encrypted.bindMemory(to: UInt8.self).baseAddress, encrypted.count,
-                                                  out.baseAddress, out.count, &length)
-                        }
-                    }
-                }
-            }
+            return try tpm.activateCredential(ak, ek, blob: blob, encryptedSecret: encryptedSecret)
         } catch .keyFromAnotherTPM {
             // The integrity check failed on the credential, not on a key anybody stored.
             throw .failed("TPM2_ActivateCredential: the TPM refused the credential: it was sealed to another TPM or attestation key, or altered")
         }
-        return Array(secret.prefix(length))
     }
 
-    private static func endorsementCertificate(_ tpm: TSSContext) throws(TPMFailure) -> Data {
-        try marshaled(capacity: 4096) { (bytes, length) throws(TPMFailure) in
-            // TPM_RC_HANDLE, in whichever position: no such NV index.
-            try tpm.step("Esys_NV_Read(0x01C00002)", meaning: { $0 & 0xBF == 0x8B ? .noEndorsementCertificate : nil }) {
-                deviceid_tss_read_nv($0, endorsementCertificateIndex, bytes, 4096, length)
-            }
-        }
+    /// The endorsement key (``TPMTemplate/endorsementKey``), made again in `tpm`.
+    private static func endorsementKey(_ tpm: TSSContext) throws(TPMFailure) -> ESYS_TR {
+        try tpm.createPrimary("Esys_CreatePrimary(EK)", in: ESYS_TR(ESYS_TR_RH_ENDORSEMENT), TPMTemplate.endorsementKey).handle
     }
 
     /// What the attestation key of the device key `wrapped` is made from, beside the owner seed: SHA-256 of a fixed
@@ -117,13 +92,8 @@ package enum TPMAttestor {
 
     /// The attestation key of the device key `wrapped`, made in `tpm`, and its public area.
     private static func attestationKey(_ tpm: TSSContext, of wrapped: WrappedKey) throws(TPMFailure) -> (ESYS_TR, Data) {
-        var handle = ESYS_TR(ESYS_TR_NONE)
-        let unique = attestationKeyUnique(of: wrapped)
-        let publicArea = try marshaled(capacity: 512) { (bytes, length) throws(TPMFailure) in
-            handle = try tpm.object("Esys_CreatePrimary(AK)") { context, ak in
-                unique.withUnsafeBufferPointer { deviceid_tss_create_ak(context, $0.baseAddress, $0.count, ak, bytes, 512, length) }
-            }
-        }
-        return (handle, publicArea)
+        let made = try tpm.createPrimary(
+            "Esys_CreatePrimary(AK)", in: ESYS_TR(ESYS_TR_RH_OWNER), TPMTemplate.attestationKey(unique: attestationKeyUnique(of: wrapped)))
+        return (made.handle, made.publicArea)
     }
 }

@@ -17,34 +17,27 @@ package enum TPMKeyAgreement {
         let keyPoint = try point(of: wrapped)
         let tpm = try TSSContext()
         let (key, parent) = try wrapped.load(in: tpm)
-        var secret = [UInt8](repeating: 0, count: 32)
-        var length = 0
-        do {
-            try tpm.step("Esys_ECDH_ZGen") { context in
-                deviceid_tss_ecdh(context, key, parent, Array(peer[1...32]), Array(peer[33...64]), 32, &secret, secret.count, &length)
-            }
-        } catch {
-            cleanse(&secret)
-            throw error
-        }
+        var secret = try tpm.sharedSecret(key, salt: parent, x: Array(peer[1...32]), y: Array(peer[33...64]))
         // A coordinate with leading zero bytes may come back shorter: the secret is always 32 bytes.
-        if length < 32 {
-            secret = [UInt8](repeating: 0, count: 32 - length) + secret.prefix(length)
+        if secret.count < 32 {
+            var short = secret
+            secret = [UInt8](repeating: 0, count: 32 - short.count) + short
+            cleanse(&short)
         }
         return (secret, keyPoint)
     }
 
     /// The key's point, uncompressed (65 bytes), from its public area.
     private static func point(of wrapped: WrappedKey) throws(TPMFailure) -> [UInt8] {
-        var (x, y) = ([UInt8](repeating: 0, count: 32), [UInt8](repeating: 0, count: 32))
-        var (xLength, yLength) = (0, 0)
-        let code = wrapped.publicArea.withUnsafeBytes { publicArea in
-            deviceid_tss_ecc_point(publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count, &x, &y, 32, &xLength, &yLength)
-        }
-        guard code == TSS2_RC_SUCCESS, xLength > 0, yLength > 0 else {
+        let key = try unmarshaled(wrapped.publicArea, into: TPM2B_PUBLIC(), Tss2_MU_TPM2B_PUBLIC_Unmarshal)
+        let point = key.publicArea.unique.ecc
+        guard key.publicArea.type == TPM2_ALG_ECC, (1...32).contains(point.x.size), (1...32).contains(point.y.size) else {
             throw .failed("TSS2 PRIVATE KEY: the stored key is not a P-256 key")
         }
-        func padded(_ coordinate: [UInt8], _ length: Int) -> [UInt8] { [UInt8](repeating: 0, count: 32 - length) + coordinate.prefix(length) }
-        return [4] + padded(x, xLength) + padded(y, yLength)
+        func padded(_ coordinate: TPM2B_ECC_PARAMETER) -> [UInt8] {
+            let bytes = withUnsafeBytes(of: coordinate.buffer) { Array($0.prefix(Int(coordinate.size))) }
+            return [UInt8](repeating: 0, count: 32 - bytes.count) + bytes
+        }
+        return [4] + padded(point.x) + padded(point.y)
     }
 }

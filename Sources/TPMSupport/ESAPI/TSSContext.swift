@@ -28,17 +28,24 @@ final class TSSContext {
                 """)
         }
         try TPMSelection.checkDevice(unless: configuration)
+        var tcti: OpaquePointer?
+        var code = configuration.withOptionalCString { Tss2_TctiLdr_Initialize($0, &tcti) }
         var context: OpaquePointer?
-        let code = configuration.withOptionalCString { deviceid_tss_open($0, &context) }
-        guard code == TSS2_RC_SUCCESS, let context else {
-            throw TPMFailure.unreachable(TPMFailure.describe(code))
+        if code == TSS2_RC_SUCCESS {
+            code = Esys_Initialize(&context, tcti, nil)
+            if code != TSS2_RC_SUCCESS { Tss2_TctiLdr_Finalize(&tcti) }
         }
+        guard code == TSS2_RC_SUCCESS, let context else { throw TPMFailure.unreachable(TPMFailure.describe(code)) }
         self.context = context
     }
 
     deinit {
         for object in loaded { Esys_FlushContext(context, object) }
-        deviceid_tss_close(context)
+        var tcti: OpaquePointer?
+        Esys_GetTcti(context, &tcti)
+        var context: OpaquePointer? = context
+        Esys_Finalize(&context)
+        if tcti != nil { Tss2_TctiLdr_Finalize(&tcti) }
     }
 
     /// Runs one ESAPI step: `body` gets the context and returns a TSS response code; a failure is the one `meaning`
@@ -63,6 +70,16 @@ final class TSSContext {
         Esys_FlushContext(context, object)
         loaded.removeAll { $0 == object }
     }
+
+    /// Ends `session` in the TPM (it may have ended with its command already: nothing is said then).
+    func flushSession(_ session: ESYS_TR) {
+        Esys_FlushContext(context, session)
+    }
+
+    /// Forgets the ESAPI handle of an object this context did not load (an NV index), leaving the object in the TPM.
+    func closing(_ handle: inout ESYS_TR) {
+        Esys_TR_Close(context, &handle)
+    }
 }
 
 extension Optional<String> {
@@ -72,12 +89,4 @@ extension Optional<String> {
         case .none: body(nil)
         }
     }
-}
-
-/// Calls `body` with a buffer of `capacity` bytes and returns the bytes it said it wrote.
-func marshaled(capacity: Int, _ body: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int>) throws(TPMFailure) -> Void) throws(TPMFailure) -> Data {
-    var buffer = [UInt8](repeating: 0, count: capacity)
-    var length = 0
-    try buffer.withUnsafeMutableBufferPointer { (bytes) throws(TPMFailure) in try body(bytes.baseAddress!, &length) }
-    return Data(buffer.prefix(length))
 }

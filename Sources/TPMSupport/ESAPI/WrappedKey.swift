@@ -27,20 +27,14 @@ struct WrappedKey {
     /// Loads the key in `tpm` under the storage key the provider made it under (P-256, or RSA on a TPM without ECC),
     /// which stays loaded too (flush it when no longer needed: TPMs hold only a few objects at once).
     func load(in tpm: TSSContext) throws(TPMFailure) -> (key: ESYS_TR, parent: ESYS_TR) {
+        let owner = ESYS_TR(ESYS_TR_RH_OWNER)
         let parent: ESYS_TR
         do {
-            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 0, $1) }
+            parent = try tpm.createPrimary("Esys_CreatePrimary(parent)", in: owner, TPMTemplate.providerParent(rsa: false)).handle
         } catch .failed {
-            parent = try tpm.object("Esys_CreatePrimary(parent)") { deviceid_tss_create_provider_parent($0, 1, $1) }
+            parent = try tpm.createPrimary("Esys_CreatePrimary(parent)", in: owner, TPMTemplate.providerParent(rsa: true)).handle
         }
-        let key = try tpm.object("Esys_Load") { context, key in
-            publicArea.withUnsafeBytes { publicArea in
-                privateArea.withUnsafeBytes { privateArea in
-                    deviceid_tss_load(context, parent, publicArea.bindMemory(to: UInt8.self).baseAddress, publicArea.count,
-                                      privateArea.bindMemory(to: UInt8.self).baseAddress, privateArea.count, key)
-                }
-            }
-        }
+        let key = try tpm.load("Esys_Load", publicArea: publicArea, privateArea: privateArea, under: parent)
         return (key, parent)
     }
 
