@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "MainLoopIntegration", targets: ["MainLoopIntegration"]),
         // libFuzzer's driver, for the fuzz targets of deviceid-server (Server/); nothing an app needs.
         .library(name: "FuzzDriver", targets: ["FuzzDriver"]),
+        // Deadline, which deviceid-server's stores bound their queries with (Server/); nothing else in it is public.
+        .library(name: "Threading", targets: ["Threading"]),
         // What both packages' tests start children and daemons with (Server/ too); nothing an app needs.
         .library(name: "DeviceIdTestSupport", targets: ["DeviceIdTestSupport"]),
     ],

@@ -33,6 +33,7 @@ let package = Package(
             name: "DeviceIdServer",
             dependencies: [
                 .product(name: "DeviceVerifier", package: root),
+                .product(name: "Threading", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

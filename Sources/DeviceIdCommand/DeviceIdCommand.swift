@@ -8,8 +8,12 @@ import SecureStorage
 /// `deviceid`: this device's identity for desktop session scripts.
 @main
 struct DeviceIdCommand: AsyncParsableCommand {
+    /// The command's name, and its access group's by default whatever its file is called: a renamed or versioned
+    /// binary finds the same identity.
+    static let name = "deviceid"
+
     static let configuration = CommandConfiguration(
-        commandName: "deviceid",
+        commandName: name,
         abstract: "Print and manage this device's identity, kept in your keyring (Secret Service).",
         discussion: """
             Output is only the value asked for, so `ID=$(deviceid id)` works in scripts.
@@ -18,7 +22,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             Exit codes:
             \(ExitStatus.table)
 
-            The access group defaults to $DEVICEID_ACCESS_GROUP, else `deviceid`. Logs go to standard error only when \
+            The access group defaults to $DEVICEID_ACCESS_GROUP, else `\(name)`. Logs go to standard error only when \
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
             """,
         version: "0.1.0",

@@ -23,7 +23,8 @@ struct KeyringOptions: ParsableArguments {
 
     /// The access group in effect.
     var resolvedAccessGroup: AccessGroup {
-        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap(AccessGroup.init(rawValue:)) ?? "deviceid"
+        accessGroup ?? ProcessInfo.processInfo.environment["DEVICEID_ACCESS_GROUP"].flatMap(AccessGroup.init(rawValue:))
+            ?? AccessGroup(stringLiteral: DeviceIdCommand.name)
     }
 
     /// The keyring client the options describe.
@@ -123,7 +124,7 @@ struct IdentityOptions: ParsableArguments {
         let configuration = configuration
         return try await keyringOptions.run(account: configuration.keychainAccount) { keyring in
             // The command's logger: what DEVICEID_LOG_LEVEL asks for (see `Output.logHandler`).
-            try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid")))
+            try await body(try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: DeviceIdCommand.name)))
         }
     }
 }

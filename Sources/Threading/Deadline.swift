@@ -6,13 +6,14 @@ import Dispatch
 /// D-Bus call and each TPM call, so that the time one step waited is not given again to the next. An operation that
 /// makes several calls (a read, then a locked create, then an add) spends one deadline: the operation's, which its task
 /// carries (``current``). It reads one clock. What a wait that ran out throws is born where it waits, with its cause:
-/// each takes the error to throw (the keyring's timeout, the TPM's).
-package struct Deadline: Sendable {
+/// each takes the error to throw (the keyring's timeout, the TPM's, a database's: `deviceid-server`'s stores bound
+/// every query with ``run(timedOut:_:)``).
+public struct Deadline: Sendable {
     /// The deadline of the operation this task is running, which every call it makes spends; `nil` outside one.
-    @TaskLocal package static var current: Deadline?
+    @TaskLocal public static var current: Deadline?
 
     /// The deadline of a call starting now with `timeout`: `timeout` from now, or the operation's when that comes first.
-    package static func within(_ timeout: Duration) -> Deadline {
+    public static func within(_ timeout: Duration) -> Deadline {
         Deadline(timeout).earlier(current)
     }
 
@@ -25,21 +26,21 @@ package struct Deadline: Sendable {
     }
 
     /// The whole call's bound, as errors report it.
-    package let timeout: Duration
+    public let timeout: Duration
     /// When it runs out.
     private let instant: ContinuousClock.Instant
 
     /// A deadline `timeout` from now.
-    package init(_ timeout: Duration) {
+    public init(_ timeout: Duration) {
         self.timeout = timeout
         instant = .now + timeout
     }
 
     /// The time left (zero once it has passed).
-    package var remaining: Duration { max(instant - .now, .zero) }
+    public var remaining: Duration { max(instant - .now, .zero) }
 
     /// Whether it has passed.
-    package var hasPassed: Bool { ContinuousClock.now >= instant }
+    public var hasPassed: Bool { ContinuousClock.now >= instant }
 
     /// This deadline, or `other` when that one comes first.
     private func earlier(_ other: Deadline?) -> Deadline {

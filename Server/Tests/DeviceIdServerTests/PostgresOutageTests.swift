@@ -2,7 +2,6 @@ import DeviceCheck
 import DeviceIdServer
 import DeviceIdTestSupport
 import Foundation
-import NIOConcurrencyHelpers
 import Testing
 
 @Suite("deviceid-server through a PostgreSQL restart under load")
@@ -71,13 +70,6 @@ struct PostgresOutageTests {
         }
     }
 
-    @Test("A statement's deadline answers though the statement ignores cancellation: it is left behind, not awaited", .timeLimit(.minutes(1)))
-    func deadlineLeavesAStuckStatement() async throws {
-        let stuck = StuckStatement()
-        await #expect(throws: StoreError.self) { try await withDeadline(.milliseconds(50), "a stuck statement") { await stuck.run() } }
-        stuck.release()
-    }
-
     /// The answers the writers have logged so far: each complete line's device index and status.
     static func answers(in work: String) -> [(device: Int, status: Int)] {
         (0..<writers).flatMap { writer -> [(device: Int, status: Int)] in
@@ -87,28 +79,5 @@ struct PostgresOutageTests {
                 return fields.count == 2 ? (fields[0], fields[1]) : nil
             }
         }
-    }
-}
-
-/// A statement as PostgresNIO can leave one during a restart: it ignores cancellation and ends only when released.
-final class StuckStatement: Sendable {
-    private let state = NIOLockedValueBox((released: false, waiting: CheckedContinuation<Void, Never>?.none))
-
-    func run() async {
-        await withCheckedContinuation { continuation in
-            let released = state.withLockedValue { state in
-                if !state.released { state.waiting = continuation }
-                return state.released
-            }
-            if released { continuation.resume() }
-        }
-    }
-
-    func release() {
-        state.withLockedValue { state in
-            state.released = true
-            defer { state.waiting = nil }
-            return state.waiting
-        }?.resume()
     }
 }

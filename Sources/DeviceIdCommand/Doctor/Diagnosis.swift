@@ -181,7 +181,7 @@ extension Diagnosis {
         var fileUnreachable = false
         if serviceAnswers && !deadline.hasPassed {
             do {
-                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: "deviceid"))
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: DeviceIdCommand.name))
                 let identity = try await identifier.existingIdentity()
                 diagnosis.identity = Identity(
                     state: .present, id: identity.id, keyType: identity.publicKey?.keyType.rawValue,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Threading
 
 /// Teams and bits in PostgreSQL, for several servers behind a load balancer: they share the database, and updates
 /// are `INSERT … ON CONFLICT DO UPDATE`, whose row locks serialize concurrent updates of one device.
@@ -36,9 +37,9 @@ public final class PostgresBitStore: BitStore {
         batched = BatchedBits(
             workersPerKind: Self.workersPerKind, maximumBatchSize: 1000,
             rows: .init(
-                read: { keys in try await withDeadline(Self.operationTimeout, "reading bits") { try await Self.records(of: keys, in: client) } },
+                read: { keys in try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("reading bits")) { try await Self.records(of: keys, in: client) } },
                 write: { updates in await Self.apply(updates, in: client) },
-                tpmRows: { keys in try await withDeadline(Self.operationTimeout, "reading bindings") { try await Self.tpmRows(of: keys, in: client) } }))
+                tpmRows: { keys in try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("reading bindings")) { try await Self.tpmRows(of: keys, in: client) } }))
     }
 
     /// The store a `postgres://` URL names (see ``PostgresTarget``: libpq's `host`, `sslmode` and `sslrootcert`, and
@@ -52,7 +53,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func migrate() async throws {
-        try await withDeadline(Self.migrationTimeout, "creating the schema") { [client] in
+        try await Deadline.within(Self.migrationTimeout).run(timedOut: StoreError.timedOut("creating the schema")) { [client] in
             // Servers that start together take turns: CREATE TABLE IF NOT EXISTS may race in PostgreSQL. The lock is
             // the transaction's, so it is released however the transaction ends, a deadline's cancellation included.
             try await client.withTransaction(logger: Self.logger) { connection in
@@ -113,7 +114,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func add(_ team: Team) async throws {
-        try await withDeadline(Self.operationTimeout, "adding a team") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("adding a team")) { [client] in
             try await client.query(
                 "INSERT INTO key_ids (key_id, team) VALUES (\(team.keyID), \(team.id)) ON CONFLICT DO NOTHING", logger: Self.logger)
             var owner: String?
@@ -129,7 +130,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func removeTeam(_ id: String) async throws -> Bool {
-        try await withDeadline(Self.operationTimeout, "removing a team") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("removing a team")) { [client] in
             // Rows locked in key order first, as update batches lock them, so a removal never deadlocks with one.
             _ = try await client.query(
                 """
@@ -143,7 +144,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func teams() async throws -> [Team] {
-        try await withDeadline(Self.operationTimeout, "reading the teams") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("reading the teams")) { [client] in
             var teams: [Team] = []
             let rows = try await client.query("SELECT id, key_id, public_key_pem FROM teams ORDER BY id", logger: Self.logger)
             for try await (id, keyID, pem) in rows.decode((String, String, String).self) { teams.append(Team(id: id, keyID: keyID, publicKeyPEM: pem)) }
@@ -160,7 +161,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func savePendingCredential(_ pending: PendingCredential, team: String, device: String) async throws {
-        try await withDeadline(Self.operationTimeout, "keeping a credential") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("keeping a credential")) { [client] in
             let expires = Int64(pending.expires.timeIntervalSince1970 * 1000)
             try await client.query(
                 """
@@ -173,7 +174,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func takePendingCredential(team: String, device: String) async throws -> PendingCredential? {
-        try await withDeadline(Self.operationTimeout, "taking a credential") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("taking a credential")) { [client] in
             let rows = try await client.query(
                 "DELETE FROM tpm_challenges WHERE team = \(team) AND device = \(device) RETURNING ak_name, tpm, digest, expires_ms", logger: Self.logger)
             for try await (name, tpm, digest, expires) in rows.decode((Data, String, Data, Int64).self) {
@@ -185,7 +186,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func bindToTPM(team: String, device: String, tpm: String) async throws {
-        try await withDeadline(Self.operationTimeout, "binding a device to its TPM") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("binding a device to its TPM")) { [client] in
             var binds = PostgresBindings()
             for value in [team, device, DeviceKey.tpm(team: team, pseudonym: tpm).device] { binds.append(value) }
             let binding = """
@@ -201,7 +202,7 @@ public final class PostgresBitStore: BitStore {
     }
 
     public func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8] {
-        try await withDeadline(Self.operationTimeout, "reading the secret \(name)") { [client] in
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("reading the secret \(name)")) { [client] in
             let rows = try await client.query(
                 """
                 INSERT INTO secrets (name, value) VALUES (\(name), \(Data(proposed)))
@@ -246,7 +247,7 @@ public final class PostgresBitStore: BitStore {
             do {
                 // A bit not set has no time: 0 in the array, NULL in the row. The statement answers with the keys it
                 // left as they were, their rows bound: none, but for keys bound to their TPMs.
-                bound.formUnion(try await withDeadline(operationTimeout, "updating bits") {
+                bound.formUnion(try await Deadline.within(operationTimeout).run(timedOut: StoreError.timedOut("updating bits")) {
                     var left = Set<DeviceKey>()
                     let rows = try await client.query(
                         """
