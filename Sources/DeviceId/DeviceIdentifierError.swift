@@ -79,7 +79,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
             switch failure {
             case .keyFromAnotherTPM: .tpmKeyFromAnotherTPM
             case .lockout: .tpmLockout
-            case .failed(let failure): .tpmFailed(failure.description)
+            case .failed(let reason): .tpmFailed(reason)
             case .keyUnloaded(let detail): .tpmFailed(detail)
             case .noEndorsementCertificate: .tpmFailed(failure.description)
             case .noDevice, .permissionDenied, .providerMissing, .unreachable: .tpmUnavailable(tpmAdvice(failure))

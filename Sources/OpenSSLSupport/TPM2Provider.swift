@@ -106,9 +106,16 @@ package final class TPM2Provider: @unchecked Sendable {   // the library context
     /// provider opens the TPM `TPM2OPENSSL_TCTI` names, else the kernel's device: it reads nothing else (its `tcti`
     /// configuration parameter never reaches it: tpm2-openssl asks for it with a null address, measured with Debian 12's 1.1.1). Blocking.
     package static func load() throws(OpenSSLFailure) -> TPM2Provider {
+        try loading()
+    }
+
+    /// The function a failure to load the `tpm2` provider itself names: the TPM's own failure to start.
+    package static let loadingFunction = "OSSL_PROVIDER_load(tpm2)"
+
+    private static func loading() throws(OpenSSLFailure) -> TPM2Provider {
         guard let context = OSSL_LIB_CTX_new() else { throw OpenSSLFailure.current("OSSL_LIB_CTX_new") }
         guard let tpm2 = OSSL_PROVIDER_load(context, "tpm2") else {
-            let failure = OpenSSLFailure.current("OSSL_PROVIDER_load(tpm2)")
+            let failure = OpenSSLFailure.current(loadingFunction)
             OSSL_LIB_CTX_free(context)
             throw failure
         }

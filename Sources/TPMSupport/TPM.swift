@@ -44,12 +44,14 @@ package enum TPM {
         try TPMSelection.checkDevice(unless: TPMSelection.current.keys)
         do {
             return try TPM2Provider.load()
-        } catch {
+        } catch where error.function == TPM2Provider.loadingFunction {
+            // The provider could not start: its module is missing, or it could not reach the TPM.
             switch TPMFailure(error) {
-            case .failed where error.description.contains("tpm2.so"): throw .providerMissing
-            case .failed where error.function == "OSSL_PROVIDER_load(tpm2)": throw .unreachable(error.description)
+            case .failed: throw error.description.contains("tpm2.so") ? .providerMissing : .unreachable(error.description)
             case let classified: throw classified
             }
+        } catch {
+            throw .failed(error.description)
         }
     }
 }

@@ -25,7 +25,8 @@ package struct TPMSelection: Sendable, Equatable {
         keyringFile = named("TCTI") ?? keys
     }
 
-    /// This process's selection, read when first asked (OpenSSL's provider reads its variable once too).
+    /// This process's selection, read when first asked and kept: a process uses one TPM for its life (name it in the
+    /// environment before the process starts).
     package static let current = TPMSelection(environment: ProcessInfo.processInfo.environment)
 
     /// The kernel's TPM device a TCTI loader opens when no configuration names one: the resource manager

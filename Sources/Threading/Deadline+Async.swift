@@ -6,6 +6,9 @@ extension Deadline {
     public func run<Value: Sendable>(
         timedOut: @autoclosure @escaping @Sendable () -> any Error, _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        // Nothing is started for a caller that is gone, or a deadline already passed.
+        try Task.checkCancellation()
+        guard !hasPassed else { throw timedOut() }
         let race = FirstOutcome<Value>()
         let work = Task {
             do {

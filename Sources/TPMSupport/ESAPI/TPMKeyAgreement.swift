@@ -18,6 +18,10 @@ package enum TPMKeyAgreement {
         let tpm = try TSSContext()
         let (key, parent) = try wrapped.load(in: tpm)
         var secret = try tpm.sharedSecret(key, salt: parent, x: Array(peer[1...32]), y: Array(peer[33...64]))
+        guard secret.count <= 32 else {
+            cleanse(&secret)
+            throw .failed("TPM2_ECDH_ZGen: the TPM answered a coordinate longer than P-256's")
+        }
         // A coordinate with leading zero bytes may come back shorter: the secret is always 32 bytes.
         if secret.count < 32 {
             var short = secret

@@ -17,7 +17,7 @@ extension TSSContext {
                                handle, &made, nil, nil, nil)
         }
         guard let made else { throw .failed("\(name): the TPM returned no public area") }
-        return (handle, try marshaled(made.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal))
+        return (handle, try marshaled(made.pointee))
     }
 
     /// An ordinary object made under `parent` with `template` and `sensitive` (its data, for a sealed data object),
@@ -36,7 +36,7 @@ extension TSSContext {
             Esys_Create($0, parent, session, noSession, noSession, &sensitive, &template, &outside, &pcrs, &made.private, &made.public, nil, nil, nil)
         }
         guard let madePrivate = made.private, let madePublic = made.public else { throw .failed("\(name): the TPM returned no areas") }
-        return (try marshaled(madePrivate.pointee, Tss2_MU_TPM2B_PRIVATE_Marshal), try marshaled(madePublic.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal))
+        return (try marshaled(madePrivate.pointee, Tss2_MU_TPM2B_PRIVATE_Marshal), try marshaled(madePublic.pointee))
     }
 
     /// Loads the object whose marshaled areas are `publicArea` and `privateArea` under `parent`, authorized by
@@ -54,16 +54,17 @@ extension TSSContext {
         try step(name, meaning: meaning) { Esys_TR_FromTPMPublic($0, index, noSession, noSession, noSession, &nv) }
         defer { closing(&nv) }
         var nvPublic: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
+        defer { Esys_Free(nvPublic) }
         try step(name, meaning: meaning) { Esys_NV_ReadPublic($0, nv, noSession, noSession, noSession, &nvPublic, nil) }
-        let size = Int(nvPublic?.pointee.nvPublic.dataSize ?? 0)
-        Esys_Free(nvPublic)
+        guard let nvPublic else { throw .failed("\(name): the TPM returned no public area") }
+        let size = Int(nvPublic.pointee.nvPublic.dataSize)
         guard size <= capacity else { throw .failed("\(name): \(size) bytes, more than the \(capacity) expected") }
         var data = Data(capacity: size)
         while data.count < size {
             let chunk = UInt16(min(size - data.count, 512))
             var read: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
             defer { Esys_Free(read) }
-            try step(name) { Esys_NV_Read($0, nv, nv, passwordSession, noSession, noSession, chunk, UInt16(data.count), &read) }
+            try step(name, meaning: meaning) { Esys_NV_Read($0, nv, nv, passwordSession, noSession, noSession, chunk, UInt16(data.count), &read) }
             guard let read, read.pointee.size > 0, read.pointee.size <= chunk else { throw .failed("\(name): a malformed response") }
             withUnsafeBytes(of: read.pointee.buffer) { data.append(contentsOf: $0.prefix(Int(read.pointee.size))) }
         }

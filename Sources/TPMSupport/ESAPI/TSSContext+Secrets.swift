@@ -52,6 +52,9 @@ extension TSSContext {
         let (privateArea, publicArea) = try withEncryptingSession(salt: parent, TPMA_SESSION(TPMA_SESSION_DECRYPT)) { (session) throws(TPMFailure) in
             try create("Esys_Create(sealed data)", under: parent, session: session, TPMTemplate.sealedData, sensitive: &sensitive)
         }
+        guard privateArea.count <= SealedData.maximumAreaSize, publicArea.count <= SealedData.maximumAreaSize else {
+            throw .failed("Esys_Create(sealed data): areas larger than a keyring file's reader takes")
+        }
         return SealedData(privateArea: privateArea, publicArea: publicArea)
     }
 

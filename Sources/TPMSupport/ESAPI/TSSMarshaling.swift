@@ -14,6 +14,11 @@ func marshaled<Value>(
     return Data(bytes.prefix(length))
 }
 
+/// A public area (a template, or what the TPM made) as the TSS marshals it.
+func marshaled(_ publicArea: TPM2B_PUBLIC) throws(TPMFailure) -> Data {
+    try marshaled(publicArea, Tss2_MU_TPM2B_PUBLIC_Marshal)
+}
+
 /// The structure `bytes` holds, as `unmarshal` (one of `Tss2_MU_…_Unmarshal`) reads it into `empty`; with `exactly`,
 /// only when nothing follows it.
 func unmarshaled<Value>(
@@ -37,9 +42,8 @@ func takingSecret<Structure, Buffer>(
         cleanse(UnsafeMutableRawBufferPointer(start: structure, count: MemoryLayout<Structure>.size))
         Esys_Free(structure)
     }
-    guard let offset = MemoryLayout<Structure>.offset(of: buffer), count <= MemoryLayout<Buffer>.size else {
-        throw .failed("\(Structure.self): \(count) bytes, more than it holds")
-    }
+    guard let offset = MemoryLayout<Structure>.offset(of: buffer) else { throw .failed("\(Structure.self): its buffer has no fixed place") }
+    guard count <= MemoryLayout<Buffer>.size else { throw .failed("\(Structure.self): \(count) bytes, more than it holds") }
     return Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(structure) + offset, count: count))
 }
 
