@@ -78,8 +78,12 @@ let package = Package(
         // The UserDefaults-backed identifiers: apart, because UserDefaults needs all of Foundation (and ICU),
         // which costs every other program 10 MiB and 6 ms at start.
         .target(name: "DeviceIdUserDefaults", dependencies: ["DeviceId", "Threading"]),
-        // Device tokens: the client half of DeviceCheck for Linux (the server half is DeviceVerifier, which it exports).
-        .target(name: "DeviceCheck", dependencies: ["DeviceId", "DeviceVerifier", "OpenSSLSupport", "TPMSupport", "Threading"]),
+        // Device tokens and App Attest: the client half of DeviceCheck for Linux (the server half is DeviceVerifier, which
+        // it exports).
+        .target(
+            name: "DeviceCheck",
+            dependencies: ["DeviceId", "DeviceVerifier", "Keyring", "SecureStorage", "OpenSSLSupport", "TPMSupport", "Threading"]
+        ),
         // The main actor inside a GLib main loop (GTK, GIO applications). GLib only.
         .target(name: "MainLoopIntegration", dependencies: ["CGLib", "CDispatchMainQueue"]),
         // The `deviceid` command for session scripts.

@@ -1,0 +1,156 @@
+import DeviceId
+import FoundationEssentials
+import Keyring
+import OpenSSLSupport
+import SecureStorage
+import Threading
+import TPMSupport
+
+/// App Attest, on Linux: Apple's `DCAppAttestService`, with P-256 keys made in this machine's TPM, where their private
+/// halves stay. An app makes a key (``generateKey()``), has it attested once, then signs its requests with assertions
+/// (``generateAssertion(_:clientDataHash:)``) that its backend checks with the key and a counter that only rises.
+///
+/// The objects are WebAuthn's, as App Attest's are: authenticator data whose relying-party hash is SHA-256 of
+/// "TEAMID.access-group", and an ECDSA signature (DER) over the authenticator data followed by the client-data hash.
+/// Each key is kept in the access group (the TPM's wrapped key: useless to any other TPM), its counter in a file of
+/// its own (see ``counterFolder``).
+public struct AppAttestService: Sendable {
+    /// The team the keys are for: its id starts the relying party's id.
+    public let team: String
+    /// The access group the keys are kept in: the rest of the relying party's id.
+    public let accessGroup: AccessGroup
+    /// The keyring the keys are kept in; its timeout bounds the TPM's work too.
+    public let keyring: KeyringClient
+    /// Where the keys' signature counters are kept, one file per key; `nil` when the environment names no place.
+    /// Deleting a counter makes its key unusable (``AppAttestError/invalidKey(_:)``): it is never started again, so no
+    /// counter value repeats.
+    public let counterFolder: String?
+
+    /// The service for `team`'s app that keeps its keys in `accessGroup` and their counters in `counterFolder`
+    /// (``defaultCounterFolder`` unless given).
+    public init(
+        team: String, accessGroup: AccessGroup = .default, keyring: KeyringClient = KeyringClient(),
+        counterFolder: String? = AppAttestService.defaultCounterFolder
+    ) {
+        self.team = team
+        self.accessGroup = accessGroup
+        self.keyring = keyring
+        self.counterFolder = counterFolder
+    }
+
+    /// `$XDG_STATE_HOME/swift-deviceid/app-attest`, by default `~/.local/state/swift-deviceid/app-attest`.
+    public static var defaultCounterFolder: String? { AssertionCounter.folder(environment: ProcessInfo.processInfo.environment) }
+
+    /// The relying party's id, whose SHA-256 the authenticator data carries: "TEAMID.access-group".
+    public var relyingParty: String { "\(team).\(accessGroup.rawValue)" }
+
+    /// Whether App Attest works here: whether this process can use a TPM (opening it, bounded by the keyring's timeout).
+    public var isSupported: Bool {
+        get async { (try? await TPMAccess.check(timeout: keyring.timeout)) != nil }
+    }
+
+    /// A new key, made in the TPM and kept in the access group with a counter at 0; its id, as Apple's: the base64 of
+    /// SHA-256 of its public key (the X9.63 point).
+    public func generateKey() async throws -> String {
+        guard let folder = counterFolder else { throw AppAttestError.featureUnsupported("neither XDG_STATE_HOME nor HOME is set") }
+        let made = try await onTPM {
+            let key = try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key.generate(in: tpm) }
+            do {
+                return try StoredAppAttestKey(wrappedKey: key.tpmBlob(), publicKey: key.publicKeyX963())
+            } catch let failure as OpenSSLFailure {
+                throw TPMFailure(failure)
+            }
+        }
+        let id = Digest.sha256(made.publicKey)
+        let counter = AssertionCounter(keyID: id.hexString, in: folder)
+        do {
+            try await WorkerThreads.run { try counter.create() }
+        } catch let failure as AssertionCounter.Failure {
+            throw AppAttestError.featureUnsupported("the key's signature counter (\(counter.path)) \(failure.reason)")
+        }
+        do {
+            try await storage(for: id).save(item: made)
+        } catch {
+            counter.remove()
+            throw DeviceIdentifierError.wrapping(error)
+        }
+        return Data(id).base64EncodedString()
+    }
+
+    /// An assertion of the key `keyId` over `clientDataHash` (SHA-256 of the request's client data, 32 bytes): CBOR
+    /// `{"signature", "authenticatorData"}`, as Apple's. The authenticator data carries a counter higher than in any
+    /// assertion of this key before; the TPM signs SHA-256 of the authenticator data followed by `clientDataHash`.
+    public func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data {
+        guard let id = Data(base64Encoded: keyId), id.count == 32, id.base64EncodedString() == keyId else {
+            throw AppAttestError.invalidInput("a key id is the base64 of 32 bytes")
+        }
+        guard clientDataHash.count == 32 else { throw AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)") }
+        guard let folder = counterFolder else { throw AppAttestError.featureUnsupported("neither XDG_STATE_HOME nor HOME is set") }
+        let stored: StoredAppAttestKey?
+        do {
+            stored = try await storage(for: Array(id)).get()
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+        guard let stored else { throw AppAttestError.invalidKey("\(accessGroup) holds no key \(keyId)") }
+        guard Digest.sha256(stored.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
+        let counter = AssertionCounter(keyID: Array(id).hexString, in: folder)
+        let relyingParty = relyingParty
+        return try await onTPM {
+            let value: UInt32
+            do {
+                value = try counter.next()
+            } catch let failure as AssertionCounter.Failure {
+                throw AppAttestError.invalidKey("its signature counter (\(counter.path)) \(failure.reason)")
+            }
+            let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: value).bytes
+            let key = try stored.wrappedKey.withUnsafeBytes { blob in
+                try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key(tpmBlob: blob, in: tpm) }
+            }
+            let signature: Data
+            do {
+                signature = try key.sign(Data(authenticatorData) + clientDataHash, raw: false)
+            } catch let failure as OpenSSLFailure {
+                throw TPMFailure(failure)
+            }
+            return Data(CBOR.map([.text("signature"): .bytes(Array(signature)), .text("authenticatorData"): .bytes(authenticatorData)]).encoded)
+        }
+    }
+
+    /// Runs `work`, which calls the TPM, on a thread of its own within the keyring's timeout; its failures as the
+    /// identity's.
+    private func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        do {
+            return try await TPMAccess.run(within: keyring.timeout, work)
+        } catch let error as AppAttestError {
+            throw error
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+
+    /// Where the key `id` is kept: the item `app-attest.ID` (hex) of the access group.
+    private func storage(for id: [UInt8]) -> KeychainStorage<StoredAppAttestKey> {
+        KeychainStorage(
+            account: "app-attest.\(id.hexString)", accessGroup: accessGroup, label: "App Attest key (\(accessGroup))", keyring: keyring)
+    }
+}
+
+/// An App Attest key as it is kept: the TPM's wrapped key (`TSS2 PRIVATE KEY`, DER) and its public key (X9.63 point).
+struct StoredAppAttestKey: Codable, Sendable {
+    let wrappedKey: Data
+    let publicKey: Data
+}
+
+extension AssertionCounter.Failure {
+    /// What went wrong, after the counter's name.
+    var reason: String {
+        switch self {
+        case .missing: "is missing (deleted or restored from elsewhere): make a new key and attest it"
+        case .exists: "already exists"
+        case .corrupt: "does not hold a counter: make a new key and attest it"
+        case .exhausted: "is spent: make a new key and attest it"
+        case .system(let detail): "cannot be used (\(detail))"
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import FoundationEssentials
+import Glibc
+
+/// An App Attest key's signature counter, in a file of its own beside the user's other state
+/// (`$XDG_STATE_HOME/swift-deviceid/app-attest/KEY-ID.counter`, `~/.local/state` by default): ten decimal digits and a
+/// newline, overwritten in place. Each value is written and synced before it is used, under a lock every process takes
+/// (`flock`), so no value is handed out twice and none is lower than one before it, across processes, threads and
+/// crashes (a crash can only skip values). Deleting the file, or restoring an older copy, rolls the counter back: a
+/// missing counter for a key that exists is refused, never started again. Blocking: call on worker threads.
+struct AssertionCounter: Sendable {
+    /// The counter's file.
+    let path: String
+
+    /// The counter of the key with id `keyID` (hex), in `folder`.
+    init(keyID: String, in folder: String) {
+        path = "\(folder)/\(keyID).counter"
+    }
+
+    /// The folder counters live in, as `environment` names it; `nil` with neither `XDG_STATE_HOME` nor `HOME`.
+    static func folder(environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/swift-deviceid/app-attest" }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/swift-deviceid/app-attest"
+    }
+
+    /// Why a counter cannot be used.
+    enum Failure: Error, Equatable {
+        /// The file is missing (deleted since its key was made), or already there for a new key.
+        case missing, exists
+        /// The file holds something other than a counter.
+        case corrupt
+        /// The counter reached 2³² − 1: the key can sign no more.
+        case exhausted
+        /// The system refused: the call and `errno`'s text.
+        case system(String)
+    }
+
+    /// Creates the counter at 0, for a new key.
+    func create() throws(Failure) {
+        try withLockedFile(creating: true) { descriptor throws(Failure) in try write(0, to: descriptor) }
+    }
+
+    /// The next value: one higher than any this counter handed out before, on disk before it is returned.
+    func next() throws(Failure) -> UInt32 {
+        try withLockedFile(creating: false) { descriptor throws(Failure) -> UInt32 in
+            let current = try read(descriptor)
+            guard current < UInt32.max else { throw .exhausted }
+            try write(current + 1, to: descriptor)
+            return current + 1
+        }
+    }
+
+    /// Removes the counter, with its key.
+    func remove() {
+        unlink(path)
+    }
+
+    private static let width = 10
+
+    private func withLockedFile<Result>(creating: Bool, _ body: (Int32) throws(Failure) -> Result) throws(Failure) -> Result {
+        if creating {
+            let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw .system("mkdir \(folder): \(error)")
+            }
+        }
+        let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (creating ? O_CREAT | O_EXCL : 0)
+        let descriptor = open(path, flags, 0o600)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ENOENT: throw .missing
+            case EEXIST: throw .exists
+            case let code: throw .system("open \(path): \(String(cString: strerror(code)))")
+            }
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .system("flock \(path): \(String(cString: strerror(errno)))") }
+        }
+        return try body(descriptor)
+    }
+
+    private func read(_ descriptor: Int32) throws(Failure) -> UInt32 {
+        var bytes = [UInt8](repeating: 0, count: Self.width + 2)
+        let count = pread(descriptor, &bytes, bytes.count, 0)
+        guard count == Self.width + 1, bytes[Self.width] == UInt8(ascii: "\n") else { throw .corrupt }
+        var value: UInt64 = 0
+        for byte in bytes.prefix(Self.width) {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { throw .corrupt }
+            value = value * 10 + UInt64(byte - UInt8(ascii: "0"))
+        }
+        guard value <= UInt64(UInt32.max) else { throw .corrupt }
+        return UInt32(value)
+    }
+
+    private func write(_ value: UInt32, to descriptor: Int32) throws(Failure) {
+        let digits = String(value)
+        let text = Array((String(repeating: "0", count: Self.width - digits.count) + digits + "\n").utf8)
+        guard pwrite(descriptor, text, text.count, 0) == text.count, fsync(descriptor) == 0 else {
+            throw .system("write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

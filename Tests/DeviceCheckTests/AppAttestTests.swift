@@ -1,0 +1,127 @@
+import DeviceCheck
+import DeviceId
+import DeviceIdTestSupport
+import Foundation
+import Keyring
+import OpenSSLSupport
+import SecureStorage
+import Testing
+
+@Suite("App Attest: keys in a software TPM (swtpm), kept in gnome-keyring; assertions checked by py_webauthn", .serialized)
+struct AppAttestTests {
+    /// A relying party's origin in the client data (App Attest's backends check the challenge, not an origin).
+    static let origin = "https://backend.example"
+
+    /// The counters' folder, removed after the test.
+    let counters = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-counters-\(UUID().uuidString)").path
+
+    func service(_ keyring: PrivateKeyring, _ name: String = #function) -> AppAttestService {
+        AppAttestService(team: "TEAMID", accessGroup: AccessGroup(rawValue: uniqueGroup(name))!, keyring: keyring.client(), counterFolder: counters)
+    }
+
+    /// Runs `body` with a software TPM and a private gnome-keyring, then removes the counters.
+    func withTPMAndKeyring(_ body: (PrivateKeyring) async throws -> Void) async throws {
+        defer { try? FileManager.default.removeItem(atPath: counters) }
+        try await PrivateTPM.with { _ in try await PrivateKeyring.with { try await body($0) } }
+    }
+
+    /// An assertion over fresh client data, and what a relying party receives with it.
+    func assertion(_ service: AppAttestService, _ keyID: String) async throws -> (PyWebAuthn.Assertion, counter: UInt32) {
+        let challenge = Data(try SecureRandom.bytes(16)).base64URLEncoded
+        let clientData = Data(#"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"\#(Self.origin)"}"#.utf8)
+        let object = try await service.generateAssertion(keyID, clientDataHash: Data(Digest.sha256(clientData)))
+        // CBOR {"signature": bytes, "authenticatorData": bytes}, canonical: "signature" (9 bytes) sorts first.
+        let decoded = try #require(Self.assertionMembers(object))
+        let counter = decoded.authenticatorData[33...36].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return (PyWebAuthn.Assertion(
+            keyID: keyID, authenticatorData: decoded.authenticatorData, signature: decoded.signature, clientDataJSON: clientData,
+            challenge: challenge, origin: Self.origin), counter)
+    }
+
+    @Test("A key made in the TPM: its id is SHA-256 of its public key; its assertions verify with py_webauthn in order, each counter higher; a replayed one is refused")
+    func assertionsVerify() async throws {
+        try await withTPMAndKeyring { keyring in
+            let service = service(keyring)
+            #expect(await service.isSupported)
+            let keyID = try await service.generateKey()
+            let publicKey = try #require(try await keyring.client().secret(matching: [
+                "service": service.accessGroup.rawValue, "account": "app-attest.\(Data(base64Encoded: keyID)!.hexString)",
+            ]).map { try JSONDecoder().decode(Kept.self, from: $0.withUnsafeBytes { Data($0) }).publicKey })
+            #expect(Data(Digest.sha256(publicKey)).base64EncodedString() == keyID)
+
+            var made: [(PyWebAuthn.Assertion, counter: UInt32)] = []
+            for _ in 0..<3 { made.append(try await assertion(service, keyID)) }
+            #expect(made.map(\.counter) == [1, 2, 3])
+            let cose = Data(AuthenticatorData.coseKey(p256X963: Array(publicKey)).encoded)
+            let verdicts = try await PyWebAuthn.verifyAssertions(made.map(\.0) + [made[1].0], rpID: service.relyingParty, publicKey: cose)
+            #expect(verdicts.prefix(3).map(\.accepted) == [true, true, true], "\(verdicts)")
+            #expect(verdicts.prefix(3).map(\.count) == [1, 2, 3])
+            #expect(verdicts[3].accepted == false && verdicts[3].reason?.contains("count") == true, "\(verdicts[3])")
+            // Another relying party's (team's) backend refuses them.
+            let elsewhere = try await PyWebAuthn.verifyAssertions([made[0].0], rpID: "OTHERTEAM.\(service.accessGroup)", publicKey: cose)
+            #expect(elsewhere.map(\.accepted) == [false])
+        }
+    }
+
+    @Test("Concurrent assertions of one key never share a counter value")
+    func concurrentCounters() async throws {
+        try await withTPMAndKeyring { keyring in
+            let service = service(keyring)
+            let keyID = try await service.generateKey()
+            let counters = try await withThrowingTaskGroup(of: UInt32.self) { group in
+                for _ in 0..<8 { group.addTask { try await assertion(service, keyID).counter } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(counters.sorted() == Array(1...8))
+        }
+    }
+
+    @Test("Malformed input is invalidInput; a key the group does not hold, or whose counter was deleted, is invalidKey and signs nothing")
+    func refusals() async throws {
+        try await withTPMAndKeyring { keyring in
+            let service = service(keyring)
+            let hash = Data(repeating: 7, count: 32)
+            await #expect(throws: AppAttestError.self) { try await service.generateAssertion("not base64!", clientDataHash: hash) }
+            let keyID = try await service.generateKey()
+            await #expect(throws: AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)")) {
+                try await service.generateAssertion(keyID, clientDataHash: Data(count: 31))
+            }
+            let unknown = Data(repeating: 1, count: 32).base64EncodedString()
+            let missing = await #expect(throws: AppAttestError.self) { try await service.generateAssertion(unknown, clientDataHash: hash) }
+            guard case .invalidKey = missing else { Issue.record("\(String(describing: missing))"); return }
+
+            _ = try await service.generateAssertion(keyID, clientDataHash: hash)
+            try FileManager.default.removeItem(atPath: "\(counters)/\(Data(base64Encoded: keyID)!.hexString).counter")
+            let lost = await #expect(throws: AppAttestError.self) { try await service.generateAssertion(keyID, clientDataHash: hash) }
+            guard case .invalidKey(let reason) = lost else { Issue.record("\(String(describing: lost))"); return }
+            #expect(reason.contains("make a new key"), "\(reason)")
+        }
+    }
+
+    /// The key's record as the group keeps it (its public key).
+    struct Kept: Decodable { let publicKey: Data }
+
+    /// The members of an assertion object, read as a relying party's CBOR decoder reads this one shape.
+    static func assertionMembers(_ object: Data) -> (signature: Data, authenticatorData: Data)? {
+        var bytes = object[...]
+        func take(_ count: Int) -> Data? {
+            guard bytes.count >= count else { return nil }
+            defer { bytes = bytes.dropFirst(count) }
+            return Data(bytes.prefix(count))
+        }
+        func byteString() -> Data? {
+            guard let head = take(1)?.first, head >> 5 == 2 else { return nil }
+            let length: Int
+            switch head & 0x1F {
+            case ..<24: length = Int(head & 0x1F)
+            case 24: guard let next = take(1) else { return nil }; length = Int(next[next.startIndex])
+            case 25: guard let next = take(2) else { return nil }; length = Int(next[next.startIndex]) << 8 | Int(next[next.startIndex + 1])
+            default: return nil
+            }
+            return take(length)
+        }
+        guard take(1) == Data([0xA2]), take(10) == Data([0x69] + Array("signature".utf8)), let signature = byteString(),
+              take(18) == Data([0x71] + Array("authenticatorData".utf8)), let authenticatorData = byteString(), bytes.isEmpty else { return nil }
+        return (signature, authenticatorData)
+    }
+}

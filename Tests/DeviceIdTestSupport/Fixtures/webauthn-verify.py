@@ -1,0 +1,53 @@
+"""Hands App Attest's objects to py_webauthn, a stock WebAuthn verifier, as a relying party would.
+
+Reads one JSON object on standard input and prints one JSON object:
+
+  {"assertions": {"rp_id", "public_key" (COSE, base64), "count" (the counter known before), "items": [
+      {"id" (the key id, base64), "authenticator_data", "signature", "client_data_json" (base64 each), "challenge"
+       (base64url)}]}}
+  → {"assertions": [{"accepted": true, "count": N} | {"accepted": false, "reason": "..."}]}
+
+The assertions are checked in order, each against the counter the ones accepted before left, as a backend keeps it.
+"""
+import base64
+import json
+import sys
+
+from webauthn import verify_authentication_response
+from webauthn.helpers import bytes_to_base64url
+
+
+def assertions(request):
+    count = request["count"]
+    public_key = base64.b64decode(request["public_key"])
+    results = []
+    for item in request["items"]:
+        raw_id = base64.b64decode(item["id"])
+        credential = {
+            "id": bytes_to_base64url(raw_id),
+            "rawId": bytes_to_base64url(raw_id),
+            "type": "public-key",
+            "response": {
+                "authenticatorData": bytes_to_base64url(base64.b64decode(item["authenticator_data"])),
+                "clientDataJSON": bytes_to_base64url(base64.b64decode(item["client_data_json"])),
+                "signature": bytes_to_base64url(base64.b64decode(item["signature"])),
+            },
+        }
+        try:
+            verified = verify_authentication_response(
+                credential=credential,
+                expected_challenge=base64.urlsafe_b64decode(item["challenge"] + "=" * (-len(item["challenge"]) % 4)),
+                expected_rp_id=request["rp_id"],
+                expected_origin=item["origin"],
+                credential_public_key=public_key,
+                credential_current_sign_count=count,
+            )
+            count = verified.new_sign_count
+            results.append({"accepted": True, "count": count})
+        except Exception as error:  # the verifier's refusal, kept as the test's evidence
+            results.append({"accepted": False, "reason": f"{type(error).__name__}: {error}"})
+    return results
+
+
+request = json.load(sys.stdin)
+json.dump({"assertions": assertions(request["assertions"])}, sys.stdout)
