@@ -46,6 +46,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            Output.exit(0)
         } catch {
             let failure: CommandFailure
             switch error {
@@ -57,7 +58,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
                 failure = CommandFailure(message: message(for: error), status: ExitStatus(rawValue: code) ?? .software)
             }
             Output.error("deviceid: error: \(failure.message)")
-            Glibc.exit(failure.exitCode)
+            Output.exit(failure.exitCode)
         }
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Glibc
 
 /// `deviceid doctor`: why the identity can or cannot be read here, in one screen.
 struct Doctor: AsyncParsableCommand {
@@ -23,6 +22,6 @@ struct Doctor: AsyncParsableCommand {
         } else {
             print(Output.shownOnTerminal(DoctorReport(diagnosis).text, keepingLines: true), terminator: "")
         }
-        if diagnosis.exitCode != 0 { Glibc.exit(diagnosis.exitCode) }
+        if diagnosis.exitCode != 0 { Output.exit(diagnosis.exitCode) }
     }
 }
