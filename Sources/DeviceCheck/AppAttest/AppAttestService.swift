@@ -79,20 +79,16 @@ public struct AppAttestService: Sendable {
 
     /// An assertion of the key `keyId` over `clientDataHash` (SHA-256 of the request's client data, 32 bytes): CBOR
     /// `{"signature", "authenticatorData"}`, as Apple's. The authenticator data carries a counter higher than in any
-    /// assertion of this key before; the TPM signs SHA-256 of the authenticator data followed by `clientDataHash`.
+    /// assertion of this key before; the TPM signs SHA-256 of the authenticator data followed by `clientDataHash`. The
+    /// key's record is read from the keyring once per process, and the key loaded into the TPM once: an assertion then
+    /// costs one TPM signature and the counter's synced write.
     public func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data {
         guard let id = Data(base64Encoded: keyId), id.count == 32, id.base64EncodedString() == keyId else {
             throw AppAttestError.invalidInput("a key id is the base64 of 32 bytes")
         }
         guard clientDataHash.count == 32 else { throw AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)") }
         guard let folder = counterFolder else { throw AppAttestError.featureUnsupported("neither XDG_STATE_HOME nor HOME is set") }
-        let stored: StoredAppAttestKey?
-        do {
-            stored = try await storage(for: Array(id)).get()
-        } catch {
-            throw DeviceIdentifierError.wrapping(error)
-        }
-        guard let stored else { throw AppAttestError.invalidKey("\(accessGroup) holds no key \(keyId)") }
+        let stored = try await record(of: Array(id), named: keyId)
         guard Digest.sha256(stored.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
         let counter = AssertionCounter(keyID: Array(id).hexString, in: folder)
         let relyingParty = relyingParty
@@ -104,14 +100,8 @@ public struct AppAttestService: Sendable {
                 throw AppAttestError.invalidKey("its signature counter (\(counter.path)) \(failure.reason)")
             }
             let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: value).bytes
-            let key = try stored.wrappedKey.withUnsafeBytes { blob in
-                try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key(tpmBlob: blob, in: tpm) }
-            }
-            let signature: Data
-            do {
-                signature = try key.sign(Data(authenticatorData) + clientDataHash, raw: false)
-            } catch let failure as OpenSSLFailure {
-                throw TPMFailure(failure)
+            let signature = try LoadedAppAttestKeys.signing(with: stored.wrappedKey) { (key) throws(OpenSSLFailure) in
+                try key.sign(Data(authenticatorData) + clientDataHash, raw: false)
             }
             return Data(CBOR.map([.text("signature"): .bytes(Array(signature)), .text("authenticatorData"): .bytes(authenticatorData)]).encoded)
         }
@@ -128,6 +118,25 @@ public struct AppAttestService: Sendable {
             throw DeviceIdentifierError.wrapping(error)
         }
     }
+
+    /// The record of the key `id` (named `keyId` in errors): read from the access group once per process, then kept
+    /// (a key deleted from the keyring by another process signs on in this one until it ends).
+    private func record(of id: [UInt8], named keyId: String) async throws -> StoredAppAttestKey {
+        let name = "\(accessGroup.rawValue)\u{0}\(keyId)"
+        if let kept = Self.kept.withLock({ $0[name] }) { return kept }
+        let stored: StoredAppAttestKey?
+        do {
+            stored = try await storage(for: id).get()
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+        guard let stored else { throw AppAttestError.invalidKey("\(accessGroup) holds no key \(keyId)") }
+        Self.kept.withLock { $0[name] = stored }
+        return stored
+    }
+
+    /// The records read so far, by access group and key id.
+    private static let kept = Locked<[String: StoredAppAttestKey]>([:])
 
     /// Where the key `id` is kept: the item `app-attest.ID` (hex) of the access group.
     private func storage(for id: [UInt8]) -> KeychainStorage<StoredAppAttestKey> {
