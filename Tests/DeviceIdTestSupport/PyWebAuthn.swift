@@ -56,7 +56,7 @@ public enum PyWebAuthn {
 
     /// The virtual environment's python.
     private static func python() async throws -> String {
-        if let python = ProcessInfo.processInfo.environment["DEVICEID_TEST_PYWEBAUTHN"] { return python }
+        if let python = ProcessInfo.processInfo.environment["DEVICEID_TEST_PYWEBAUTHN"], !python.isEmpty { return python }
         let cache = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/swift-deviceid").path
         let made = try await ChildProcess.run(script("py-webauthn"), [cache], environment: ProcessInfo.processInfo.environment)
         guard made.status == 0 else { throw Failed(detail: "scripts/py-webauthn exited \(made.status): \(made.errorText)") }
