@@ -71,7 +71,7 @@ public struct AppAttestService: Sendable {
         do {
             try await storage(for: id).save(item: made)
         } catch {
-            counter.remove()
+            try? await WorkerThreads.run { counter.remove() }
             throw DeviceIdentifierError.wrapping(error)
         }
         return Data(id).base64EncodedString()

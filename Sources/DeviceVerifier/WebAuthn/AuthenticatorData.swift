@@ -47,10 +47,10 @@ package struct AuthenticatorData: Sendable, Equatable {
     package var bytes: [UInt8] {
         var bytes = relyingPartyHash
         bytes.append(Self.userPresent | (attestedCredential == nil ? 0 : Self.attestedCredentialData))
-        bytes += (0..<4).reversed().map { UInt8(truncatingIfNeeded: counter >> (8 * UInt32($0))) }
+        bytes += CBOR.bigEndian(UInt64(counter), count: 4)
         if let credential = attestedCredential {
             bytes += Self.aaguid
-            bytes += [UInt8(truncatingIfNeeded: credential.id.count >> 8), UInt8(truncatingIfNeeded: credential.id.count)]
+            bytes += CBOR.bigEndian(UInt64(credential.id.count), count: 2)
             bytes += credential.id
             bytes += Self.coseKey(p256X963: credential.publicKeyX963).encoded
         }

@@ -64,7 +64,8 @@ package indirect enum CBOR: Sendable, Hashable {
         }
     }
 
-    private static func bigEndian(_ value: UInt64, count: Int) -> [UInt8] {
+    /// The `count` low bytes of `value`, most significant first.
+    static func bigEndian(_ value: UInt64, count: Int) -> [UInt8] {
         (0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
     }
 }
