@@ -5,11 +5,14 @@ python3-cryptography; no Swift.
 
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN validate|query|update [bit0=true|false] [bit1=true|false] [-timestamp]
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN challenge|activate [credential=BASE64]
+    backend.py SERVER TEAM KEY_ID KEY.pem TOKEN certify ENROLLMENT_JSON
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN trial
 
 prints the HTTP status and the body, and exits 0 when the status is 200. `challenge` and `activate` relay TPM credential
 activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the
-device to activate (`deviceid activate-credential`), `activate` returns what the device released.
+device to activate (`deviceid activate-credential`), `activate` returns what the device released. `certify` returns
+what `deviceid app-attest enroll` printed (a JSON object, whose members join the request's) and prints the certificate
+of the identity's attestation key that App Attest's attestations carry (Examples/AppAttest).
 
 `trial` is the decision DeviceCheck exists for, a free trial once per device: granted (exit 0) only to a device whose
 key is proven to be in a TPM, whose bits are the TPM's whatever key it makes next, and which never had one (bit0,
@@ -83,13 +86,17 @@ def main() -> int:
         return trial(server, team_jwt(team, key_id, key_path), token)
     body = request(token)
     for bit in bits:
+        if bit.startswith("{"):   # members of the device's own, as a JSON object
+            body.update(json.loads(bit))
+            continue
         if bit.startswith("-"):   # leave a field out, to see the refusal
             body.pop(bit[1:], None)
             continue
         name, value = bit.split("=", 1)
         body[name] = value == "true" if value in ("true", "false") else value
     endpoint = {"validate": "validate_device_token", "query": "query_two_bits", "update": "update_two_bits",
-                "challenge": "tpm/activation_challenge", "activate": "tpm/activate"}[action]
+                "challenge": "tpm/activation_challenge", "activate": "tpm/activate",
+                "certify": "tpm/attestation_key_certificate"}[action]
     status, text = call(server, endpoint, team_jwt(team, key_id, key_path), body)
     print(status, text)
     return 0 if status == 200 else 1

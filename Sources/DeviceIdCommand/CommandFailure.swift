@@ -1,3 +1,4 @@
+import DeviceCheck
 import DeviceId
 import FoundationEssentials
 import Keyring
@@ -84,6 +85,9 @@ struct CommandFailure: Error {
         case let error as DeviceIdentifierError: status(for: error)
         case DevicePublicKeyError.invalidPublicKey: .dataError
         case let error as KeyringError: status(for: error)
+        case AppAttestError.featureUnsupported, AppAttestError.serverUnavailable: .unavailable
+        case AppAttestError.invalidKey: .dataError
+        case AppAttestError.invalidInput: .usage
         case SecureStorageError.cryptoFailure: .software
         case SecureStorageError.derivationTimedOut: .tryAgain
         case is SecureStorageError: .dataError

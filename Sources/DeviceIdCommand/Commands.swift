@@ -193,12 +193,18 @@ struct ActivateCredential: AsyncParsableCommand {
         enum CodingKeys: String, CodingKey { case credentialBlob = "credential_blob", encryptedSecret = "encrypted_secret" }
     }
 
-    func run() async throws {
+    /// The challenge on standard input: its credential blob and encrypted secret.
+    static func challenge() throws -> (blob: Data, secret: Data) {
         let input = try Output.standardInput(limit: 64 * 1024)
         guard let challenge = try? JSONDecoder().decode(Challenge.self, from: input),
               let blob = Data(base64Encoded: challenge.credentialBlob), let secret = Data(base64Encoded: challenge.encryptedSecret) else {
             throw CommandFailure(message: #"standard input is not {"credential_blob": BASE64, "encrypted_secret": BASE64}"#, status: .dataError)
         }
+        return (blob, secret)
+    }
+
+    func run() async throws {
+        let (blob, secret) = try Self.challenge()
         let credential: Data
         do {
             credential = try await identity.run {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceCheck
 import DeviceId
 import Glibc
 import Keyring
@@ -26,7 +27,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
             """,
         version: "0.1.0",
-        subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Token.self, ActivateCredential.self, Info.self, Delete.self, Doctor.self],
+        subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Token.self, ActivateCredential.self, AppAttestCommand.self, Info.self, Delete.self, Doctor.self],
         defaultSubcommand: Id.self
     )
 
@@ -50,7 +51,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
         } catch {
             let failure: CommandFailure
             switch error {
-            case is CommandFailure, is DeviceIdentifierError, is DevicePublicKeyError, is KeyringError, is SecureStorageError:
+            case is CommandFailure, is DeviceIdentifierError, is DevicePublicKeyError, is KeyringError, is SecureStorageError, is AppAttestError:
                 failure = CommandFailure(error)
             default:
                 let code = exitCode(for: error).rawValue

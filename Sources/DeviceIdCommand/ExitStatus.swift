@@ -21,20 +21,23 @@ enum ExitStatus: Int32, CaseIterable {
             "delete --all was answered no: nothing was removed"
         case .usage:
             "usage: a bad option, key size, account or application ID, standard input too large or not a terminal to ask on; "
-                + "or the identity is stored with encryption and --no-encryption was given, or the reverse"
+                + "or the identity is stored with encryption and --no-encryption was given, or the reverse; or an App Attest "
+                + "key id or client-data hash not in its form, or a certificate to keep that is not the identity's attestation key's"
         case .dataError:
             "the stored identity or a legacy identifier is corrupt or cannot be decrypted, or the TPM refuses a TPM-held key "
                 + "made by another TPM (or before it was cleared), or the keyring file is damaged or holds items written under "
                 + "another key, or its password sealed to the TPM is missing, not one, or sealed by another TPM (or before it was "
                 + "cleared), or the host keyring still holds the identity the sandbox should have moved; "
-                + "it is left as it is. Also a challenge on the standard input of activate-credential that is not one"
+                + "it is left as it is. Also a challenge on the standard input of activate-credential that is not one, or an "
+                + "App Attest key that is not in the group or whose signature counter is gone, damaged or spent"
         case .noIdentity:
             "no identity in the group (info, public-key, sign without --create); nothing was created"
         case .unavailable:
             "no Secret Service, no session bus, no default keyring, or no encrypted transport; or no usable TPM (none, not "
                 + "yours to open: join the tss group, its OpenSSL provider missing, or unreachable), or a token that must carry "
                 + "the TPM's attestation cannot; or, in a Flatpak or Snap sandbox, the Secret portal gave no key for the app's "
-                + "keyring file, or outside one the TPM its password is sealed to cannot be used"
+                + "keyring file, or outside one the TPM its password is sealed to cannot be used; or an App Attest attestation "
+                + "before the identity's attestation key was certified (app-attest enroll, then keep-certificate)"
         case .software:
             "internal error, an OpenSSL failure included"
         case .lockDirectory:

@@ -7,7 +7,7 @@ import FoundationEssentials
 /// Blocking operations: call them on worker threads. Every failure is an ``OpenSSLFailure``.
 package final class P256Key: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
-    private let key: OpaquePointer
+    let key: OpaquePointer
     /// The TPM holding the private key, for a key made or loaded there (its library context signs).
     package let tpm: TPM2Provider?
 
@@ -230,7 +230,7 @@ package final class P256Key: @unchecked Sendable {
         return Data(raw)
     }
 
-    private static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
+    package static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
         guard let signature = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(signature) }
         let r = BN_bin2bn(raw, Int32(coordinateSize), nil)

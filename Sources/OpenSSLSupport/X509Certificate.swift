@@ -4,9 +4,9 @@ import FoundationEssentials
 /// An X.509 certificate held by OpenSSL: here, a TPM's endorsement certificate and the makers' CAs it chains to.
 package final class X509Certificate: @unchecked Sendable {
     // The X509 is never changed after parsing.
-    private let certificate: OpaquePointer
+    let certificate: OpaquePointer
 
-    private init(_ certificate: OpaquePointer) {
+    init(_ certificate: OpaquePointer) {
         self.certificate = certificate
     }
 

@@ -1,11 +1,13 @@
 import DeviceCheck
 import DeviceId
 import DeviceIdTestSupport
+import DeviceVerifier
 import Foundation
 import Keyring
 import OpenSSLSupport
 import SecureStorage
 import Testing
+import TPMSupport
 
 @Suite("App Attest: keys in a software TPM (swtpm), kept in gnome-keyring; assertions checked by py_webauthn", .serialized)
 struct AppAttestTests {
@@ -96,6 +98,54 @@ struct AppAttestTests {
             guard case .invalidKey(let reason) = lost else { Issue.record("\(String(describing: lost))"); return }
             #expect(reason.contains("make a new key"), "\(reason)")
         }
+    }
+
+    @Test("An attested key: without the attestation key's certificate, serverUnavailable; a certificate of another key is not kept; with the CA's, py_webauthn accepts the tpm attestation given only that CA's root, and refuses it under another root")
+    func attestationVerifies() async throws {
+        try await withTPMAndKeyring { keyring in
+            let service = service(keyring)
+            var configuration = DeviceIdentifierConfiguration.default
+            (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (service.accessGroup, .p256, .tpm)
+            let identity = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+            _ = try await identity.identity()
+            let keyID = try await service.generateKey()
+            let challenge = Data(try SecureRandom.bytes(16)).base64URLEncoded
+            let clientData = Data(#"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"\#(Self.origin)"}"#.utf8)
+            let hash = Data(Digest.sha256(clientData))
+            let unenrolled = await #expect(throws: AppAttestError.self) { try await service.attestKey(keyID, clientDataHash: hash) }
+            guard case .serverUnavailable = unenrolled else { Issue.record("\(String(describing: unenrolled))"); return }
+
+            // The attestation CA, as deviceid-server keeps it, certifies the identity's attestation key.
+            let (authority, other) = (try Self.authority(), try Self.authority())
+            let tpm = try #require(TPMDescription(manufacturer: "id:49424D00", model: "SW TPM", version: "id:20191023"))
+            let wrapped = try #require(try await identity.wrappedTPMKey(creating: false))
+            let point = try #require(TPMAttestationObject.point(of: try TPMAttestor.attestationKey(of: wrapped)))
+            let stranger = try P256Key.generate().publicKeyX963()
+            await #expect(throws: AppAttestError.self) {
+                try await service.keepAttestationKeyCertificate(try authority.certificate(forAttestationKey: stranger, tpm: tpm, at: Date()))
+            }
+            try await service.keepAttestationKeyCertificate(try authority.certificate(forAttestationKey: point, tpm: tpm, at: Date()))
+
+            let object = try await service.attestKey(keyID, clientDataHash: hash)
+            let registration = { (root: AttestationKeyAuthority) in
+                PyWebAuthn.Registration(
+                    keyID: keyID, attestationObject: object, clientDataJSON: clientData, challenge: challenge, origin: Self.origin,
+                    rpID: service.relyingParty, rootPEM: try root.rootCertificatePEM)
+            }
+            let verdict = try await PyWebAuthn.verifyRegistration(try registration(authority))
+            #expect(verdict.accepted && verdict.fmt == "tpm" && verdict.count == 0, "\(verdict)")
+            #expect(verdict.aaguid == "d2f04d62-05bc-4a6e-a9e1-12aef958132a")
+            let elsewhere = try await PyWebAuthn.verifyRegistration(try registration(other))
+            #expect(!elsewhere.accepted && elsewhere.reason?.lowercased().contains("certificate chain") == true, "\(elsewhere)")
+            // The assertions that follow verify with the key the attestation introduced.
+            #expect(try await assertion(service, keyID).counter == 1)
+        }
+    }
+
+    /// A new attestation CA, as deviceid-server makes its own.
+    static func authority() throws -> AttestationKeyAuthority {
+        let key = try AttestationKeyAuthority.makePrivateKey()
+        return try AttestationKeyAuthority(privateKey: key, rootCertificate: try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: Date()))
     }
 
     /// The key's record as the group keeps it (its public key).

@@ -25,11 +25,43 @@ public enum PyWebAuthn {
         }
     }
 
-    /// What the verifier said of one assertion.
+    /// What the verifier said of one assertion or attestation.
     public struct Verdict: Decodable, Sendable {
         public let accepted: Bool
         public let count: UInt32?
         public let reason: String?
+        /// An attestation's format and its authenticator's AAGUID.
+        public let fmt: String?
+        public let aaguid: String?
+    }
+
+    /// An attestation as a relying party receives it when a key is registered.
+    public struct Registration: Encodable, Sendable {
+        let rp_id: String
+        let origin: String
+        let root: String
+        let id: String
+        let client_data_json: String
+        let attestation_object: String
+        let challenge: String
+
+        /// The attestation object `attestationObject` of the key `keyID` (base64) for relying party `rpID`, with its
+        /// client data (JSON, whose `challenge` and `origin` are `challenge`, base64url, and `origin`), checked with
+        /// only `rootPEM` trusted for the `tpm` format.
+        public init(
+            keyID: String, attestationObject: Data, clientDataJSON: Data, challenge: String, origin: String, rpID: String, rootPEM: String
+        ) {
+            (rp_id, self.origin, root, id, self.challenge) = (rpID, origin, rootPEM, keyID, challenge)
+            client_data_json = clientDataJSON.base64EncodedString()
+            attestation_object = attestationObject.base64EncodedString()
+        }
+    }
+
+    /// py_webauthn's `verify_registration_response` on `registration`.
+    public static func verifyRegistration(_ registration: Registration) async throws -> Verdict {
+        struct Request: Encodable { let registration: Registration }
+        struct Response: Decodable { let registration: Verdict }
+        return try JSONDecoder().decode(Response.self, from: try await verify(Request(registration: registration))).registration
     }
 
     /// py_webauthn's `verify_authentication_response` on `assertions` in order, for relying party `rpID` and the key
@@ -46,10 +78,15 @@ public enum PyWebAuthn {
         }
         struct Response: Decodable { let assertions: [Verdict] }
         let request = Request(assertions: .init(rp_id: rpID, public_key: publicKey.base64EncodedString(), count: count, items: assertions))
+        return try JSONDecoder().decode(Response.self, from: try await verify(request)).assertions
+    }
+
+    /// What `webauthn-verify.py` answers `request`.
+    private static func verify(_ request: some Encodable) async throws -> Data {
         let output = try await ChildProcess.run(
             try await python(), [verifier], environment: ProcessInfo.processInfo.environment, input: try JSONEncoder().encode(request))
         guard output.status == 0 else { throw Failed(detail: "webauthn-verify.py exited \(output.status): \(output.errorText)") }
-        return try JSONDecoder().decode(Response.self, from: output.stdout).assertions
+        return output.stdout
     }
 
     private static let verifier = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/webauthn-verify.py").path

@@ -9,7 +9,7 @@ struct DeviceIdServerCommand: AsyncParsableCommand {
         commandName: "deviceid-server",
         abstract: "Serve Apple's DeviceCheck API for device tokens from `deviceid token`: validate, query and update two bits.",
         version: "0.1.0",
-        subcommands: [Serve.self, TeamCommand.self])
+        subcommands: [Serve.self, TeamCommand.self, AttestationCACommand.self])
 }
 
 /// Where the data lives: `sqlite:PATH` (by default under `$XDG_DATA_HOME/deviceid-server/`), or PostgreSQL.

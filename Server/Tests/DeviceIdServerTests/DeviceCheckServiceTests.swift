@@ -182,16 +182,24 @@ struct DeviceCheckServiceTests {
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             try await fixture.app().test { client async throws in
-                for endpoint in ["tpm/activation_challenge", "tpm/activate"] {
+                for endpoint in ["tpm/activation_challenge", "tpm/activate", "tpm/attestation_key_certificate"] {
                     #expect(try await post(client, endpoint, jwt: jwt, request(device.token)).0 == .notFound)
                 }
-                #expect(try await client.execute(uri: "/v1/tpm/attestation_key", method: .get) { $0.status } == .notFound)
+                for endpoint in ["attestation_key", "attestation_ca"] {
+                    #expect(try await client.execute(uri: "/v1/tpm/\(endpoint)", method: .get) { $0.status } == .notFound)
+                }
             }
             // The key devices seal attestations to: a P-256 point, made once per database, answered to anyone.
             let trust = try TPMTrust(
                 verifier: try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA)), pseudonymSecret: Array(repeating: 7, count: 32))
-            var keys: [String] = []
+            var (keys, roots): ([String], [String]) = ([], [])
             for _ in 0..<2 {
+                roots.append(try await fixture.app(tpm: trust).test { client async throws in
+                    try await client.execute(uri: "/v1/tpm/attestation_ca", method: .get) { answer in
+                        #expect(answer.status == .ok && answer.headers[.contentType] == "application/x-pem-file")
+                        return String(buffer: answer.body)
+                    }
+                })
                 keys.append(try await fixture.app(tpm: trust).test { client async throws in
                     let answer = try await client.execute(uri: "/v1/tpm/attestation_key", method: .get) { ($0.status, String(buffer: $0.body)) }
                     #expect(answer.0 == .ok)
@@ -203,6 +211,8 @@ struct DeviceCheckServiceTests {
                 })
             }
             #expect(keys.count == 2 && keys[0] == keys[1])
+            // The attestation CA's root: made once per database, the same on every server.
+            #expect(roots.count == 2 && roots[0] == roots[1] && roots[0].hasPrefix("-----BEGIN CERTIFICATE-----\n"))
             // A keyring-held key's token carries no attestation: a server that checks attestations still takes it.
             let makers = try TPMAttestationVerifier(trustedCertificatesPEM: try Data(contentsOf: Fixture.tpmMakerCA))
             try await fixture.app(tpm: try TPMTrust(verifier: makers, pseudonymSecret: Array(repeating: 7, count: 32))).test { client async throws in
@@ -213,6 +223,10 @@ struct DeviceCheckServiceTests {
                 let refusal = (HTTPResponse.Status.badRequest, "Missing or incorrectly formatted TPM attestation")
                 #expect(try await post(client, "tpm/activation_challenge", jwt: jwt, request(device.token)) == refusal)
                 #expect(try await post(client, "tpm/activate", jwt: jwt, request(device.token, ["credential": "AAAA"])) == refusal)
+                let described: [String: Any] = [
+                    "credential": "AAAA", "tpm_manufacturer": "id:49424D00", "tpm_model": "SW TPM", "tpm_version": "id:20191023",
+                ]
+                #expect(try await post(client, "tpm/attestation_key_certificate", jwt: jwt, request(device.token, described)) == refusal)
                 #expect(try await post(client, "tpm/activation_challenge", jwt: try await fixture.jwt(team: "TEAM2"), request(device.token)).0
                         == .unauthorized)
             }

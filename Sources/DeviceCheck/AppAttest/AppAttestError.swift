@@ -8,6 +8,9 @@ public enum AppAttestError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidKey(String)
     /// An argument is malformed: a key id that is not the base64 of 32 bytes, a client-data hash that is not 32 bytes.
     case invalidInput(String)
+    /// What the attestation needs from the server is missing: no certificate of the identity's attestation key is
+    /// kept, or the one kept is another identity's (enroll the identity, again).
+    case serverUnavailable(String)
 
     /// What happened, and what to do.
     public var description: String {
@@ -15,6 +18,7 @@ public enum AppAttestError: Error, Sendable, Equatable, CustomStringConvertible 
         case .featureUnsupported(let detail): "App Attest is not supported here: \(detail)"
         case .invalidKey(let detail): "the App Attest key cannot be used: \(detail)"
         case .invalidInput(let detail): "invalid input: \(detail)"
+        case .serverUnavailable(let detail): "the attestation needs the server: \(detail)"
         }
     }
 }

@@ -26,16 +26,22 @@ public struct AppAttestService: Sendable {
     /// counter value repeats.
     public let counterFolder: String?
 
+    /// The identity whose attestation key certifies the keys (``attestKey(_:clientDataHash:)``): `nil` for the access
+    /// group's default identity with a P-256 key in the TPM, as `deviceid --key-protection tpm` makes it.
+    let identifier: DefaultDeviceIdentifier?
+
     /// The service for `team`'s app that keeps its keys in `accessGroup` and their counters in `counterFolder`
-    /// (``defaultCounterFolder`` unless given).
+    /// (``defaultCounterFolder`` unless given). `identifier`, the identity whose attestation key certifies the keys,
+    /// must keep its key in the TPM; by default it is the access group's default identity, P-256 in the TPM.
     public init(
         team: String, accessGroup: AccessGroup = .default, keyring: KeyringClient = KeyringClient(),
-        counterFolder: String? = AppAttestService.defaultCounterFolder
+        counterFolder: String? = AppAttestService.defaultCounterFolder, identifier: DefaultDeviceIdentifier? = nil
     ) {
         self.team = team
         self.accessGroup = accessGroup
         self.keyring = keyring
         self.counterFolder = counterFolder
+        self.identifier = identifier
     }
 
     /// `$XDG_STATE_HOME/swift-deviceid/app-attest`, by default `~/.local/state/swift-deviceid/app-attest`.
@@ -83,14 +89,9 @@ public struct AppAttestService: Sendable {
     /// key's record is read from the keyring once per process, and the key loaded into the TPM once: an assertion then
     /// costs one TPM signature and the counter's synced write.
     public func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data {
-        guard let id = Data(base64Encoded: keyId), id.count == 32, id.base64EncodedString() == keyId else {
-            throw AppAttestError.invalidInput("a key id is the base64 of 32 bytes")
-        }
-        guard clientDataHash.count == 32 else { throw AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)") }
+        let (id, stored) = try await key(keyId, clientDataHash: clientDataHash)
         guard let folder = counterFolder else { throw AppAttestError.featureUnsupported("neither XDG_STATE_HOME nor HOME is set") }
-        let stored = try await record(of: Array(id), named: keyId)
-        guard Digest.sha256(stored.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
-        let counter = AssertionCounter(keyID: Array(id).hexString, in: folder)
+        let counter = AssertionCounter(keyID: id.hexString, in: folder)
         let relyingParty = relyingParty
         return try await onTPM {
             let value: UInt32
@@ -107,9 +108,20 @@ public struct AppAttestService: Sendable {
         }
     }
 
+    /// The key `keyId` names and its record, once `keyId` and `clientDataHash` are checked.
+    func key(_ keyId: String, clientDataHash: Data) async throws -> (id: [UInt8], record: StoredAppAttestKey) {
+        guard let id = Data(base64Encoded: keyId), id.count == 32, id.base64EncodedString() == keyId else {
+            throw AppAttestError.invalidInput("a key id is the base64 of 32 bytes")
+        }
+        guard clientDataHash.count == 32 else { throw AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)") }
+        let stored = try await record(of: Array(id), named: keyId)
+        guard Digest.sha256(stored.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
+        return (Array(id), stored)
+    }
+
     /// Runs `work`, which calls the TPM, on a thread of its own within the keyring's timeout; its failures as the
     /// identity's.
-    private func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         do {
             return try await TPMAccess.run(within: keyring.timeout, work)
         } catch let error as AppAttestError {

@@ -54,7 +54,8 @@ public struct TPMAttestationVerifier: Sendable {
         } catch {
             throw TPMAttestationError.malformed("the endorsement certificate's key: \(error.reason ?? error.function)")
         }
-        return AttestedTPMKey(deviceID: token.deviceID, attestationKeyName: attestationKey.name,
+        guard case .p256(let attestationPoint, _) = attestationKey.key else { throw TPMAttestationError.unsuitableAttestationKey }
+        return AttestedTPMKey(deviceID: token.deviceID, attestationKeyName: attestationKey.name, attestationKey: attestationPoint,
                               endorsementCertificate: attestation.endorsementCertificate, endorsementKey: endorsementKey)
     }
 
@@ -96,6 +97,8 @@ public struct AttestedTPMKey: Sendable, Hashable {
     public let deviceID: String
     /// The attestation key's TPM name (`nameAlg‖SHA-256 of its public area`): what a server remembers a device's TPM by.
     public let attestationKeyName: Data
+    /// The attestation key: a P-256 point, X9.63 (what an attestation-key certificate certifies).
+    public let attestationKey: Data
     /// The endorsement certificate (DER), whose key the credential is sealed to.
     public let endorsementCertificate: Data
     /// The endorsement key (SPKI DER): the TPM's own for as long as its endorsement seed lasts, whatever keys it makes.

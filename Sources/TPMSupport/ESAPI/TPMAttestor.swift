@@ -12,6 +12,16 @@ package typealias TPMKeyEvidence = (
     witnessKey: Data, witnessCertifyInfo: Data, witnessSignature: Data
 )
 
+/// A key's certification by an attestation key, as the TPM marshaled each part: the AK's public area
+/// (`TPM2B_PUBLIC`), the certified key's, the `TPMS_ATTEST` of type certify the AK signed, and its signature
+/// (`TPMT_SIGNATURE`, ECDSA with SHA-256).
+package struct TPMCertification: Sendable {
+    package let attestationKey: Data
+    package let certifiedKey: Data
+    package let certifyInfo: Data
+    package let signature: Data
+}
+
 /// The device's half of TPM attestation, done with its own ESAPI context. Every call blocks on the TPM.
 ///
 /// Each device key has an attestation key (AK) of its own (``attestationKeyUnique(of:)``): two identities of one TPM
@@ -33,14 +43,34 @@ package enum TPMAttestor {
             $0 & 0xBF == 0x8B ? .noEndorsementCertificate : nil
         }
         let (ak, akPublic) = try attestationKey(tpm, of: wrapped)
-        let (key, parent) = try wrapped.load(in: tpm)
-        tpm.flush(parent)
-        let (info, signature) = try tpm.certify("Esys_Certify", key, by: ak, over: nonce)
-        tpm.flush(key)
+        let (info, signature) = try certify(wrapped, by: ak, over: nonce, in: tpm)
         let ek = try endorsementKey(tpm)
         let witness = try endorsementWitness(tpm, under: ek, certifiedBy: ak, over: nonce)
         tpm.flush(ek)
         return (certificate, akPublic, wrapped.publicArea, info, signature, witness.publicArea, witness.info, witness.signature)
+    }
+
+    /// `TPM2_Certify` of the key `wrappedKey` (a `TSS2 PRIVATE KEY` this TPM made) by the attestation key of the device
+    /// key `identity`, over `qualifyingData`: what WebAuthn's `tpm` attestation of an App Attest key carries.
+    package static func certify(wrappedKey der: Data, byAttestationKeyOf identity: Data, over qualifyingData: Data) throws(TPMFailure) -> TPMCertification {
+        let (wrapped, owner) = (try WrappedKey(der: der), try WrappedKey(der: identity))
+        let tpm = try TSSContext()
+        let (ak, akPublic) = try attestationKey(tpm, of: owner)
+        let (info, signature) = try certify(wrapped, by: ak, over: qualifyingData, in: tpm)
+        return TPMCertification(attestationKey: akPublic, certifiedKey: wrapped.publicArea, certifyInfo: info, signature: signature)
+    }
+
+    /// The public area (`TPM2B_PUBLIC`) of the attestation key of the device key `wrappedKey`.
+    package static func attestationKey(of der: Data) throws(TPMFailure) -> Data {
+        try attestationKey(try TSSContext(), of: try WrappedKey(der: der)).1
+    }
+
+    /// `wrapped`, loaded in `tpm` for as long as `ak` certifies it over `qualifyingData`.
+    private static func certify(_ wrapped: WrappedKey, by ak: ESYS_TR, over qualifyingData: Data, in tpm: TSSContext) throws(TPMFailure) -> (info: Data, signature: Data) {
+        let (key, parent) = try wrapped.load(in: tpm)
+        tpm.flush(parent)
+        defer { tpm.flush(key) }
+        return try tpm.certify("Esys_Certify", key, by: ak, over: qualifyingData)
     }
 
     /// The endorsement key's witness: a P-256 signing key made under `ek` and loaded there, certified by `ak` over

@@ -9,6 +9,11 @@ enum Answer {
         Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
+    /// `text` as `application/x-pem-file`, `200 OK`.
+    static func pem(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/x-pem-file"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
     /// `value` as JSON, its members in a fixed order (sorted), `200 OK`.
     static func json(_ value: some Encodable) throws -> Response {
         Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))

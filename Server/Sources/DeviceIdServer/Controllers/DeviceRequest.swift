@@ -28,6 +28,8 @@ package struct DeviceRequest: Sendable {
         /// The device token is missing or refused.
         case token(TokenProblem)
         case bits, timestamp, transaction, attestation, credential
+        /// The TPM's manufacturer, model or version is missing or not in the TCG's form.
+        case tpmDescription
 
         /// The answer's text.
         package var text: String {
@@ -38,6 +40,7 @@ package struct DeviceRequest: Sendable {
             case .transaction: "Missing or incorrectly formatted transaction id"
             case .attestation: "Missing or incorrectly formatted TPM attestation"
             case .credential: "Incorrect or expired credential"
+            case .tpmDescription: "Missing or incorrectly formatted TPM manufacturer, model or version"
             }
         }
 
@@ -45,6 +48,7 @@ package struct DeviceRequest: Sendable {
         package var reason: String {
             switch self {
             case .token(let problem): "token_" + problem.rawValue
+            case .tpmDescription: "tpm_description"
             default: String(describing: self)
             }
         }
@@ -68,10 +72,12 @@ package struct DeviceRequest: Sendable {
     /// so the refusal names the field that is wrong.
     package struct Fields: Decodable, Sendable {
         package var deviceToken: String?, transactionID: String?, timestamp: Int64?, bit0: Bool?, bit1: Bool?, credential: String?
+        package var tpmManufacturer: String?, tpmModel: String?, tpmVersion: String?
         package var badBits = false
 
         private enum Keys: String, CodingKey {
             case deviceToken = "device_token", transactionID = "transaction_id", timestamp, bit0, bit1, credential
+            case tpmManufacturer = "tpm_manufacturer", tpmModel = "tpm_model", tpmVersion = "tpm_version"
         }
 
         package init(from decoder: any Decoder) throws {
@@ -80,6 +86,9 @@ package struct DeviceRequest: Sendable {
             transactionID = try? fields.decodeIfPresent(String.self, forKey: .transactionID)
             timestamp = try? fields.decodeIfPresent(Int64.self, forKey: .timestamp)
             credential = try? fields.decodeIfPresent(String.self, forKey: .credential)
+            tpmManufacturer = try? fields.decodeIfPresent(String.self, forKey: .tpmManufacturer)
+            tpmModel = try? fields.decodeIfPresent(String.self, forKey: .tpmModel)
+            tpmVersion = try? fields.decodeIfPresent(String.self, forKey: .tpmVersion)
             do {
                 bit0 = try fields.decodeIfPresent(Bool.self, forKey: .bit0)
                 bit1 = try fields.decodeIfPresent(Bool.self, forKey: .bit1)

@@ -7,6 +7,9 @@ import Hummingbird
 /// TPM that attested the token's key, and
 /// `POST /v1/tpm/activate` takes it back, once, within ``credentialLifetime``, and binds the key to that TPM: from
 /// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
+/// `POST /v1/tpm/attestation_key_certificate` does what `activate` does and answers, besides, a certificate of the
+/// token's attestation key from the server's attestation CA, whose root `GET /v1/tpm/attestation_ca` answers (PEM):
+/// what App Attest's `tpm` attestations carry.
 struct TPMController: Sendable {
     let store: any BitStore
     let secrets: TPMSecrets
@@ -19,8 +22,13 @@ struct TPMController: Sendable {
             guard let opener = secrets.attestationOpener else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
             return try Answer.json(AttestationKey(attestationKey: CompactJWS.encoded(opener.recipient.publicKey)))
         }
+        routes.get("tpm/attestation_ca") { _, _ in
+            guard let authority = secrets.attestationAuthority else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
+            return Answer.pem(try authority.rootCertificatePEM)
+        }
         endpoints.post("tpm/activation_challenge", on: routes, answer: challenge)
         endpoints.post("tpm/activate", on: routes, answer: activate)
+        endpoints.post("tpm/attestation_key_certificate", on: routes, answer: certify)
     }
 
     /// What the TPM endpoints answer on a server started without trusted TPM makers: `404`, saying why.
@@ -28,8 +36,8 @@ struct TPMController: Sendable {
         let absent = { @Sendable (_: Request, _: BasicRequestContext) in
             Answer.text(.notFound, "TPM attestation is not enabled on this server (start it with --tpm-ca)")
         }
-        routes.get("tpm/attestation_key", use: absent)
-        for path in ["tpm/activation_challenge", "tpm/activate"] { routes.post(RouterPath(path), use: absent) }
+        for path in ["tpm/attestation_key", "tpm/attestation_ca"] { routes.get(RouterPath(path), use: absent) }
+        for path in ["tpm/activation_challenge", "tpm/activate", "tpm/attestation_key_certificate"] { routes.post(RouterPath(path), use: absent) }
     }
 
     @Sendable private func challenge(_ call: DeviceCall) async throws -> Response {
@@ -46,19 +54,39 @@ struct TPMController: Sendable {
     }
 
     @Sendable private func activate(_ call: DeviceCall) async throws -> Response {
+        _ = try await activated(call)
+        return Answer.text(.ok, "")
+    }
+
+    @Sendable private func certify(_ call: DeviceCall) async throws -> Response {
+        let fields = call.request.fields
+        guard let authority = secrets.attestationAuthority else { throw DeviceRequest.Refusal.attestation }
+        guard let manufacturer = fields.tpmManufacturer, let model = fields.tpmModel, let version = fields.tpmVersion,
+              let tpm = TPMDescription(manufacturer: manufacturer, model: model, version: version) else { throw DeviceRequest.Refusal.tpmDescription }
+        let key = try await activated(call)
+        return try Answer.json(Certificate(certificate: try authority.certificate(for: key, tpm: tpm, at: call.now).base64EncodedString()))
+    }
+
+    /// The token's attested key, once the credential the call returns is the one sealed for it (taken whatever the
+    /// answer: a credential is answered once) and the key is bound to its TPM.
+    private func activated(_ call: DeviceCall) async throws -> AttestedTPMKey {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
         guard let credential = call.request.fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
-        // Taken whatever the answer: a credential is answered once.
         guard let pending = try await store.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
               pending.attestationKeyName == attested.attestationKeyName,
               CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
         try await store.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
-        return Answer.text(.ok, "")
+        return attested
     }
 
     /// The key devices seal their attestations to: an X9.63 P-256 point, base64url.
     private struct AttestationKey: Encodable {
         let attestationKey: String
+    }
+
+    /// An attestation key's certificate, DER, base64.
+    private struct Certificate: Encodable {
+        let certificate: String
     }
 
     /// A challenge: the credential sealed to the TPM's endorsement key, as `TPM2_ActivateCredential` takes it.

@@ -1,0 +1,126 @@
+import DeviceId
+import DeviceVerifier
+import FoundationEssentials
+import OpenSSLSupport
+import SecureStorage
+import TPMSupport
+
+/// Attestation: the identity's attestation key (AK) certifies an App Attest key in the TPM, and the certificate that
+/// `deviceid-server`'s attestation CA issued for that AK, kept in the access group, lets any WebAuthn verifier that
+/// pins the CA's root accept it. Enrolling gets that certificate, once per identity: the backend relays the identity's
+/// credential activation (``enrollment(credentialBlob:encryptedSecret:)``) to `POST /v1/tpm/attestation_key_certificate`,
+/// and the app keeps what the server answers (``keepAttestationKeyCertificate(_:)``).
+extension AppAttestService {
+    /// An attestation of the key `keyId` for `clientDataHash` (SHA-256 of the client data, 32 bytes): WebAuthn's
+    /// attestation object in the `tpm` format, CBOR `{fmt, attStmt, authData}`. The authenticator data introduces the
+    /// key (flags UP and AT, counter 0, swift-deviceid's AAGUID, the key id as the credential id, the COSE P-256 key)
+    /// for the relying party ``relyingParty``; `attStmt` holds the TPM's `TPM2_Certify` of the key by the identity's
+    /// attestation key over SHA-256 of the authenticator data and `clientDataHash`, and that key's certificate.
+    ///
+    /// ``AppAttestError/serverUnavailable(_:)`` until an attestation-key certificate of this identity is kept.
+    public func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data {
+        let (id, stored) = try await key(keyId, clientDataHash: clientDataHash)
+        guard let certificate = try await keptCertificate() else {
+            throw AppAttestError.serverUnavailable("no attestation-key certificate is kept in \(accessGroup): enroll the identity first (`deviceid app-attest enroll`)")
+        }
+        let identity = try await attestingKey()
+        let authenticatorData = AuthenticatorData(
+            relyingParty: relyingParty, counter: 0, attestedCredential: .init(id: id, publicKeyX963: Array(stored.publicKey))
+        ).bytes
+        let qualifyingData = Data(Digest.sha256(Data(authenticatorData) + clientDataHash))
+        let certification = try await onTPM {
+            try TPMAttestor.certify(wrappedKey: stored.wrappedKey, byAttestationKeyOf: identity, over: qualifyingData)
+        }
+        guard TPMAttestationObject.certificate(certificate, certifies: certification.attestationKey) else {
+            throw AppAttestError.serverUnavailable(
+                "the attestation-key certificate kept in \(accessGroup) is for another identity's key (the identity was made again): enroll it again")
+        }
+        do {
+            return Data(try TPMAttestationObject.encoded(
+                authenticatorData: authenticatorData, certifiedKey: certification.certifiedKey, certifyInfo: certification.certifyInfo,
+                signature: certification.signature, certificates: [certificate]))
+        } catch {
+            throw DeviceIdentifierError.tpmUnavailable("the TPM's certification cannot be read: \(error)")
+        }
+    }
+
+    /// What `deviceid-server` needs to certify the identity's attestation key, answering the credential challenge
+    /// it sealed for it (`POST /v1/tpm/activation_challenge` of a token of the identity): the credential the TPM
+    /// releases, as ``DeviceCheckDevice/activateCredential(for:credentialBlob:encryptedSecret:)`` does, and the TPM's
+    /// description, which the certificate names.
+    public func enrollment(credentialBlob: Data, encryptedSecret: Data) async throws -> AppAttestEnrollment {
+        let identity = try attestingIdentity()
+        let credential = try await DeviceCheckDevice.activateCredential(for: identity, credentialBlob: credentialBlob, encryptedSecret: encryptedSecret)
+        let properties = try await onTPM { try TPMProperties.read() }
+        guard let tpm = TPMDescription(manufacturer: properties.manufacturer, model: properties.model, version: properties.version) else {
+            throw AppAttestError.featureUnsupported(
+                "the TPM describes itself as manufacturer \(properties.manufacturer), model \"\(properties.model)\", version \(properties.version), which a certificate cannot name")
+        }
+        return AppAttestEnrollment(credential: credential, tpm: tpm)
+    }
+
+    /// Keeps `certificate` (DER), the certificate `deviceid-server` issued for the identity's attestation key
+    /// (`POST /v1/tpm/attestation_key_certificate`), for ``attestKey(_:clientDataHash:)``: checked first to certify
+    /// this identity's attestation key (``AppAttestError/invalidInput(_:)`` otherwise), replacing any kept before.
+    public func keepAttestationKeyCertificate(_ certificate: Data) async throws {
+        let identity = try await attestingKey()
+        let attestationKey = try await onTPM { try TPMAttestor.attestationKey(of: identity) }
+        guard TPMAttestationObject.certificate(certificate, certifies: attestationKey) else {
+            throw AppAttestError.invalidInput("the certificate is not one of this identity's attestation key (\(accessGroup))")
+        }
+        do {
+            try await certificateStorage.save(item: certificate)
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+
+    /// The attestation-key certificate kept in the access group; `nil` when there is none.
+    private func keptCertificate() async throws -> Data? {
+        do {
+            return try await certificateStorage.get()
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+
+    /// Where the attestation-key certificate is kept: the item `app-attest.attestation-key-certificate` of the access group.
+    private var certificateStorage: KeychainStorage<Data> {
+        KeychainStorage(
+            account: "app-attest.attestation-key-certificate", accessGroup: accessGroup,
+            label: "App Attest attestation-key certificate (\(accessGroup))", keyring: keyring)
+    }
+
+    /// The identity whose attestation key certifies the keys: ``identifier``, or the access group's default identity
+    /// with a P-256 key in the TPM.
+    private func attestingIdentity() throws -> DefaultDeviceIdentifier {
+        if let identifier { return identifier }
+        var configuration = DeviceIdentifierConfiguration.default
+        (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (accessGroup, .p256, .tpm)
+        return try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring)
+    }
+
+    /// The identity's key as the TPM wrapped it, which its attestation key is made from; never creates an identity.
+    private func attestingKey() async throws -> Data {
+        let identity = try attestingIdentity()
+        do {
+            guard let wrapped = try await identity.wrappedTPMKey(creating: false) else {
+                throw AppAttestError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM: App Attest needs a TPM-held identity")
+            }
+            return wrapped
+        } catch let error as AppAttestError {
+            throw error
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
+    }
+}
+
+/// What `deviceid-server` takes to certify an identity's attestation key: the fields `credential` (base64),
+/// `tpm_manufacturer`, `tpm_model` and `tpm_version` of `POST /v1/tpm/attestation_key_certificate`.
+public struct AppAttestEnrollment: Sendable {
+    /// The credential the TPM released.
+    public let credential: Data
+    /// The TPM, as it describes itself.
+    public let tpm: TPMDescription
+}
