@@ -40,6 +40,8 @@ struct AttestationKeyAuthorityTests {
             #expect(text.contains(expected), "\(expected) in \(text)")
         }
         #expect(text.contains("Subject: \n") || text.contains("Subject:\n"), "an empty subject: \(text)")
+        // The AAGUID extension's value: an OCTET STRING of the 16 bytes.
+        #expect(certificate.firstRange(of: Data([0x04, 0x12, 0x04, 0x10] + AuthenticatorData.aaguid)) != nil)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

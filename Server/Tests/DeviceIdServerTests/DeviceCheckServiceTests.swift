@@ -196,7 +196,7 @@ struct DeviceCheckServiceTests {
             for _ in 0..<2 {
                 roots.append(try await fixture.app(tpm: trust).test { client async throws in
                     try await client.execute(uri: "/v1/tpm/attestation_ca", method: .get) { answer in
-                        #expect(answer.status == .ok && answer.headers[.contentType] == "application/x-pem-file")
+                        #expect(answer.status == .ok)
                         return String(buffer: answer.body)
                     }
                 })
