@@ -1,4 +1,5 @@
 import DeviceIdServer
+import DeviceVerifier
 import DeviceIdTestSupport
 import Foundation
 import SQLiteNIO
@@ -316,6 +317,34 @@ struct TPMBindingStoreTests {
             let (a, b) = try await (first, second)
             #expect(a == b && [[1, 2, 3], [4, 5, 6]].contains(a))
             #expect(try await one.secret(named: "s", proposing: [7]) == a)
+            await running.stop(one)
+            if database == .postgres { await running.stop(other) }
+        }
+    }
+
+    @Test("The attestation CA: made once per database, the same for every store; a rotation issues under a new root and keeps the old one pinned for a certificate's lifetime", arguments: Database.allCases)
+    func attestationCA(database: Database) async throws {
+        try await database.with { running in
+            let one = try await running.open()
+            let other = database == .postgres ? try await running.open() : one
+            let now = Date()
+            async let loaded = AttestationCA.load(from: one, now: now)
+            async let alsoLoaded = AttestationCA.load(from: other, now: now)
+            let (first, second) = try await (loaded, alsoLoaded)
+            let roots = { (ca: AttestationCA) in ca.pinnedRootsPEM.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1 }
+            #expect(first.pinnedRootsPEM == second.pinnedRootsPEM && roots(first) == 1)
+
+            let rotated = try await AttestationCA.rotate(in: one, now: now)
+            let newRoot = try rotated.current.rootCertificatePEM
+            #expect(newRoot != first.pinnedRootsPEM && rotated.pinnedRootsPEM == newRoot + first.pinnedRootsPEM)
+            #expect(try await AttestationCA.load(from: other, now: now).pinnedRootsPEM == rotated.pinnedRootsPEM)
+            let yearLater = try await AttestationCA.load(from: other, now: now + AttestationKeyAuthority.certificateLifetime + 1)
+            #expect(yearLater.pinnedRootsPEM == newRoot)
+            // A name that merely starts alike is not a generation's; a prefix is matched as it is written.
+            _ = try await one.secret(named: "attestation-ca/x", proposing: [1])
+            _ = try await one.secret(named: "attestation_ca/1/key", proposing: [1])
+            #expect(try await one.secrets(prefixed: "attestation-ca/").count == 7)
+            #expect(try await AttestationCA.load(from: one, now: now).pinnedRootsPEM == rotated.pinnedRootsPEM)
             await running.stop(one)
             if database == .postgres { await running.stop(other) }
         }

@@ -8,8 +8,8 @@ import Hummingbird
 /// `POST /v1/tpm/activate` takes it back, once, within ``credentialLifetime``, and binds the key to that TPM: from
 /// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
 /// `POST /v1/tpm/attestation_key_certificate` does what `activate` does and answers, besides, a certificate of the
-/// token's attestation key from the server's attestation CA, whose root `GET /v1/tpm/attestation_ca` answers (PEM):
-/// what App Attest's `tpm` attestations carry.
+/// token's attestation key from the server's attestation CA, whose roots `GET /v1/tpm/attestation_ca` answers (PEM,
+/// the newest first; see ``AttestationCA``): what App Attest's `tpm` attestations carry.
 struct TPMController: Sendable {
     let store: any BitStore
     let secrets: TPMSecrets
@@ -23,8 +23,8 @@ struct TPMController: Sendable {
             return try Answer.json(AttestationKey(attestationKey: CompactJWS.encoded(opener.recipient.publicKey)))
         }
         routes.get("tpm/attestation_ca") { _, _ in
-            guard let authority = secrets.attestationAuthority else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
-            return Answer.pem(try authority.rootCertificatePEM)
+            guard let ca = secrets.attestationCA else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
+            return Answer.pem(ca.pinnedRootsPEM)
         }
         endpoints.post("tpm/activation_challenge", on: routes, answer: challenge)
         endpoints.post("tpm/activate", on: routes, answer: activate)
@@ -60,11 +60,11 @@ struct TPMController: Sendable {
 
     @Sendable private func certify(_ call: DeviceCall) async throws -> Response {
         let fields = call.request.fields
-        guard let authority = secrets.attestationAuthority else { throw DeviceRequest.Refusal.attestation }
+        guard let ca = secrets.attestationCA else { throw DeviceRequest.Refusal.attestation }
         guard let manufacturer = fields.tpmManufacturer, let model = fields.tpmModel, let version = fields.tpmVersion,
               let tpm = TPMDescription(manufacturer: manufacturer, model: model, version: version) else { throw DeviceRequest.Refusal.tpmDescription }
         let key = try await activated(call)
-        return try Answer.json(Certificate(certificate: try authority.certificate(for: key, tpm: tpm, at: call.now).base64EncodedString()))
+        return try Answer.json(Certificate(certificate: try ca.current.certificate(for: key, tpm: tpm, at: call.now).base64EncodedString()))
     }
 
     /// The token's attested key, once the credential the call returns is the one sealed for it (taken whatever the

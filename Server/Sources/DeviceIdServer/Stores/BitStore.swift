@@ -117,4 +117,6 @@ public protocol BitStore: Service {
     /// The secret named `name`: the one stored, or else `proposed`, stored. Every server sharing the database gets the
     /// same, whichever asks first.
     func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8]
+    /// Every secret whose name starts with `prefix`, by name.
+    func secrets(prefixed prefix: String) async throws -> [String: [UInt8]]
 }

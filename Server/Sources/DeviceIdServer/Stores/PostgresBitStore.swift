@@ -213,6 +213,15 @@ public final class PostgresBitStore: BitStore {
         }
     }
 
+    public func secrets(prefixed prefix: String) async throws -> [String: [UInt8]] {
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("reading the secrets \(prefix)…")) { [client] in
+            let rows = try await client.query("SELECT name, value FROM secrets WHERE starts_with(name, \(prefix))", logger: Self.logger)
+            var secrets: [String: [UInt8]] = [:]
+            for try await (name, value) in rows.decode((String, Data).self) { secrets[name] = Array(value) }
+            return secrets
+        }
+    }
+
     /// Runs the connection pool and the batches until a graceful shutdown or cancellation, then lets batches in flight
     /// finish and closes the pool.
     public func run() async throws {

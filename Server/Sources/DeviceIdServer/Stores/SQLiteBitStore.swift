@@ -145,6 +145,17 @@ public final class SQLiteBitStore: BitStore {
         return Array(buffer: value)
     }
 
+    public func secrets(prefixed prefix: String) async throws -> [String: [UInt8]] {
+        let rows = try await connection.query(
+            "SELECT name, value FROM secrets WHERE substr(name, 1, length(?1)) = ?1", [.text(prefix)])
+        var secrets: [String: [UInt8]] = [:]
+        for row in rows {
+            guard let name = row.column("name")?.string, let value = row.column("value")?.blob else { throw StoreError.noRow("reading the secrets \(prefix)…") }
+            secrets[name] = Array(buffer: value)
+        }
+        return secrets
+    }
+
     /// Runs the batches until a graceful shutdown or cancellation, then lets those in flight finish and closes the
     /// database.
     public func run() async throws {

@@ -19,8 +19,6 @@ public struct TPMTrust: Sendable {
     static let secretName = "tpm-pseudonym"
     /// The name in the database of the private key that opens sealed attestations.
     static let openerName = "tpm-attestation-key"
-    /// The names in the database of the attestation CA's private key and root certificate.
-    static let authorityKeyName = "attestation-ca-key", authorityRootName = "attestation-ca-root"
 
     /// Trust as `verifier` says, with `pseudonymSecret` (at least ``minimumSecretSize`` bytes).
     public init(verifier: TPMAttestationVerifier, pseudonymSecret: [UInt8]) throws {
@@ -74,7 +72,7 @@ package final class TPMSecrets: Sendable {
     private let store: any BitStore
     private let secret = NIOLockedValueBox<[UInt8]?>(nil)
     private let opener = NIOLockedValueBox<AttestationOpener?>(nil)
-    private let authority = NIOLockedValueBox<AttestationKeyAuthority?>(nil)
+    private let ca = NIOLockedValueBox<AttestationCA?>(nil)
 
     init(trust: TPMTrust, store: any BitStore) {
         (self.trust, self.store) = (trust, store)
@@ -87,26 +85,17 @@ package final class TPMSecrets: Sendable {
             let key = try AttestationOpener(privateKey: try await store.secret(named: TPMTrust.openerName, proposing: try AttestationOpener.makePrivateKey()))
             opener.withLockedValue { $0 = key }
         }
-        if authority.withLockedValue({ $0 }) == nil {
-            let loaded = try await Self.authority(from: store, now: Date())
-            authority.withLockedValue { $0 = loaded }
+        if ca.withLockedValue({ $0 }) == nil {
+            let loaded = try await AttestationCA.load(from: store, now: Date())
+            ca.withLockedValue { $0 = loaded }
         }
-    }
-
-    /// The attestation CA kept in `store`: its key, then its root (for that key), each stored by the first server that
-    /// asks.
-    package static func authority(from store: any BitStore, now: Date) async throws -> AttestationKeyAuthority {
-        let key = try await store.secret(named: TPMTrust.authorityKeyName, proposing: try AttestationKeyAuthority.makePrivateKey())
-        let root = try await store.secret(
-            named: TPMTrust.authorityRootName, proposing: [UInt8](try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: now)))
-        return try AttestationKeyAuthority(privateKey: key, rootCertificate: Data(root))
     }
 
     /// The key that opens sealed attestations, once ``load()`` has read it.
     var attestationOpener: AttestationOpener? { opener.withLockedValue { $0 } }
 
     /// The attestation CA, once ``load()`` has read it.
-    var attestationAuthority: AttestationKeyAuthority? { authority.withLockedValue { $0 } }
+    var attestationCA: AttestationCA? { ca.withLockedValue { $0 } }
 
     /// The pseudonym of `key`'s TPM for `team`.
     func pseudonym(of key: AttestedTPMKey, team: String) async throws -> String {
