@@ -2,19 +2,39 @@
 """The team's backend checking what Examples/AppAttest/walk.sh wrote into FOLDER, with py_webauthn, a stock WebAuthn
 verifier (pip install webauthn==3.0.1), given only the attestation CA's root:
 
-    verify.py FOLDER
+    verify.py FOLDER [SERVER TEAM KEY_ID KEY.pem]
 
 The attestation first (verify_registration_response, format tpm, the root pinned for it): the key is in a TPM whose
 maker the server vouched for, and it is the key the key id names. Then each assertion in order
 (verify_authentication_response), each with the counter the one before left; then the last one again, which must be
-refused as a replay. Prints one line per check; exits 0 when every check went as it should."""
+refused as a replay. With a server and the team's key (as backend.py takes them), it then asks deviceid-server for
+the attestation's risk metric (POST /v1/app_attest/risk_metric): how many keys the team's apps had attested on that
+device in thirty days. Prints one line per check; exits 0 when every check went as it should."""
 import base64
+import hashlib
 import json
 import pathlib
 import sys
 
 from webauthn import verify_authentication_response, verify_registration_response
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url, parse_cbor
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "DeviceCheck"))
+import backend  # noqa: E402  the team's JWT and its calls, as the DeviceCheck example makes them
+
+
+def risk_metric(folder: pathlib.Path, server: str, team: str, key_id: str, key_path: str) -> int:
+    """Asks the server how many keys the team's apps attested on the attested key's device in thirty days."""
+    body = {
+        "attestation_object": base64.b64encode((folder / "attestation" / "attestation-object").read_bytes()).decode(),
+        "client_data_hash": base64.b64encode(hashlib.sha256((folder / "attestation" / "client-data.json").read_bytes()).digest()).decode(),
+    }
+    status, text = backend.call(server, "app_attest/risk_metric", backend.team_jwt(team, key_id, key_path), body)
+    if status != 200:
+        print(f"risk metric: {status} {text}")
+        return 1
+    print(f"risk metric: {json.loads(text)['risk_metric']}")
+    return 0
 
 
 def main(folder: pathlib.Path) -> int:
@@ -77,7 +97,11 @@ def main(folder: pathlib.Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: verify.py FOLDER", file=sys.stderr)
+    if len(sys.argv) not in (2, 6):
+        print("usage: verify.py FOLDER [SERVER TEAM KEY_ID KEY.pem]", file=sys.stderr)
         sys.exit(64)
-    sys.exit(main(pathlib.Path(sys.argv[1])))
+    folder = pathlib.Path(sys.argv[1])
+    status = main(folder)
+    if status == 0 and len(sys.argv) == 6:
+        status = risk_metric(folder, *sys.argv[2:])
+    sys.exit(status)

@@ -192,6 +192,8 @@ public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConverti
     case badSignature
     /// The credential the device returned is not the one sealed for it, or the challenge expired.
     case credentialRefused
+    /// An App Attest attestation's attestation-key certificate is not from a trusted attestation CA (OpenSSL's reason).
+    case untrustedAttestationKey(String)
 
     /// What was wrong, in one line.
     public var description: String {
@@ -204,6 +206,7 @@ public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConverti
         case .notBoundToTPM: "the attested key is not bound to its TPM"
         case .badSignature: "the attestation key's signature does not verify"
         case .credentialRefused: "the device did not return the credential sealed to its TPM"
+        case .untrustedAttestationKey(let reason): "the attestation key's certificate is not from a trusted attestation CA (\(reason))"
         }
     }
 }

@@ -7,7 +7,7 @@ import NIOCore
 import Prometheus
 
 /// deviceid-server as `configuration` describes it, on the store it names: Apple's DeviceCheck API (see
-/// ``BitsController``; ``TPMController`` with trusted TPM makers) and `GET /health` on ``ServerConfiguration/api``,
+/// ``BitsController``; ``TPMController`` and ``AppAttestController`` with trusted TPM makers) and `GET /health` on ``ServerConfiguration/api``,
 /// `GET /metrics` on ``ServerConfiguration/metrics``. The store runs as a service of the application, and is migrated
 /// (and the TPM pseudonym secret read) before the API answers. A store that cannot be opened throws here.
 package func buildApplication(configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
@@ -37,8 +37,10 @@ package func buildApplication(
     BitsController(store: store, trustsTPMs: configuration.tpm != nil).addRoutes(to: api, through: endpoints)
     if let secrets {
         TPMController(store: store, secrets: secrets).addRoutes(to: api, through: endpoints)
+        AppAttestController(store: store, secrets: secrets).addRoutes(to: api, through: endpoints)
     } else {
         TPMController.addAbsentRoutes(to: api)
+        AppAttestController.addAbsentRoutes(to: api)
     }
 
     let metricsRouter = Router()

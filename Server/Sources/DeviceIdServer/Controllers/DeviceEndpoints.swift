@@ -32,13 +32,24 @@ package struct DeviceEndpoints: Sendable {
     func post(
         _ path: RouterPath, on routes: some RouterMethods<BasicRequestContext>, answer: @escaping @Sendable (DeviceCall) async throws -> Response
     ) {
+        post(path, on: routes) { team, body, now in
+            try await answer(DeviceCall(team: team, request: try DeviceRequest(body: body, team: team.id, now: now, tokens: tokens), now: now))
+        }
+    }
+
+    /// Adds `POST path` to `routes` for a call with no device token: `answer` gets the team whose JWT checked, the
+    /// body, and the time; refusals and failures are answered as a device call's.
+    func post(
+        _ path: RouterPath, on routes: some RouterMethods<BasicRequestContext>,
+        answer: @escaping @Sendable (_ team: Team, _ body: Data, _ now: Date) async throws -> Response
+    ) {
         routes.post(path) { request, context in await handle(request, logger: context.logger, answer: answer) }
         for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
             routes.on(path, method: method) { _, _ in Answer.text(.methodNotAllowed, "Method Not Allowed") }
         }
     }
 
-    private func handle(_ request: Request, logger: Logger, answer: (DeviceCall) async throws -> Response) async -> Response {
+    private func handle(_ request: Request, logger: Logger, answer: (Team, Data, Date) async throws -> Response) async -> Response {
         let now = now()
         let body: ByteBuffer
         do {
@@ -49,8 +60,7 @@ package struct DeviceEndpoints: Sendable {
         }
         do {
             let team = try await authorizer.team(for: request.headers[.authorization], now: now)
-            let request = try DeviceRequest(body: Data(buffer: body), team: team.id, now: now, tokens: tokens)
-            return try await answer(DeviceCall(team: team, request: request, now: now))
+            return try await answer(team, Data(buffer: body), now)
         } catch let refusal as TeamRefusal {
             refusals.count("jwt_" + refusal.rawValue)
             return Answer.text(.unauthorized, "Unable to verify authorization token")

@@ -30,6 +30,10 @@ package struct DeviceRequest: Sendable {
         case bits, timestamp, transaction, attestation, credential
         /// The TPM's manufacturer, model or version is missing or not in the TCG's form.
         case tpmDescription
+        /// An App Attest attestation object (or its client-data hash) is missing, malformed, or does not verify.
+        case attestationObject
+        /// The attestation object's attestation key was never certified for the team.
+        case uncertifiedAttestationKey
 
         /// The answer's text.
         package var text: String {
@@ -41,6 +45,8 @@ package struct DeviceRequest: Sendable {
             case .attestation: "Missing or incorrectly formatted TPM attestation"
             case .credential: "Incorrect or expired credential"
             case .tpmDescription: "Missing or incorrectly formatted TPM manufacturer, model or version"
+            case .attestationObject: "Missing or incorrectly formatted attestation object"
+            case .uncertifiedAttestationKey: "Attestation key not certified for this team"
             }
         }
 
@@ -49,6 +55,8 @@ package struct DeviceRequest: Sendable {
             switch self {
             case .token(let problem): "token_" + problem.rawValue
             case .tpmDescription: "tpm_description"
+            case .attestationObject: "attestation_object"
+            case .uncertifiedAttestationKey: "uncertified_attestation_key"
             default: String(describing: self)
             }
         }

@@ -63,20 +63,23 @@ struct TPMController: Sendable {
         guard let ca = secrets.attestationCA else { throw DeviceRequest.Refusal.attestation }
         guard let manufacturer = fields.tpmManufacturer, let model = fields.tpmModel, let version = fields.tpmVersion,
               let tpm = TPMDescription(manufacturer: manufacturer, model: model, version: version) else { throw DeviceRequest.Refusal.tpmDescription }
-        let key = try await activated(call)
-        return try Answer.json(Certificate(certificate: try ca.current.certificate(for: key, tpm: tpm, at: call.now).base64EncodedString()))
+        let (key, pseudonym) = try await activated(call)
+        let certificate = try ca.current.certificate(for: key, tpm: tpm, at: call.now)
+        // What the App Attest keys it certifies are counted under (AppAttestController).
+        try await store.keepAttestationKey(Array(key.attestationKey), tpm: pseudonym, team: call.team.id)
+        return try Answer.json(Certificate(certificate: certificate.base64EncodedString()))
     }
 
-    /// The token's attested key, once the credential the call returns is the one sealed for it (taken whatever the
-    /// answer: a credential is answered once) and the key is bound to its TPM.
-    private func activated(_ call: DeviceCall) async throws -> AttestedTPMKey {
+    /// The token's attested key and its TPM's pseudonym, once the credential the call returns is the one sealed for it
+    /// (taken whatever the answer: a credential is answered once) and the key is bound to its TPM.
+    private func activated(_ call: DeviceCall) async throws -> (AttestedTPMKey, tpm: String) {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
         guard let credential = call.request.fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
         guard let pending = try await store.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
               pending.attestationKeyName == attested.attestationKeyName,
               CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
         try await store.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
-        return attested
+        return (attested, pending.tpm)
     }
 
     /// The key devices seal their attestations to: an X9.63 P-256 point, base64url.

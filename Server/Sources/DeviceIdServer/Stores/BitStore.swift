@@ -117,6 +117,13 @@ public protocol BitStore: Service {
     /// The secret named `name`: the one stored, or else `proposed`, stored. Every server sharing the database gets the
     /// same, whichever asks first.
     func secret(named name: String, proposing proposed: [UInt8]) async throws -> [UInt8]
+    /// Remembers that a certificate of `attestationKey` (its X9.63 point) was issued for `team`, on the TPM whose
+    /// pseudonym for `team` is `tpm`.
+    func keepAttestationKey(_ attestationKey: [UInt8], tpm: String, team: String) async throws
+    /// Counts the App Attest key `keyID` as attested at `now` by `attestationKey` for `team`, and answers how many
+    /// distinct keys were last attested on that attestation key's TPM for `team` at `since` or later; `nil` when no
+    /// certificate of `attestationKey` was issued for `team`.
+    func countAttestedKey(_ keyID: [UInt8], by attestationKey: [UInt8], team: String, at now: Date, since: Date) async throws -> Int?
     /// Every secret whose name starts with `prefix`, by name.
     func secrets(prefixed prefix: String) async throws -> [String: [UInt8]]
 }

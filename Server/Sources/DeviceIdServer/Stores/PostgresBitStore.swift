@@ -109,6 +109,16 @@ public final class PostgresBitStore: BitStore {
                 }
                 _ = try await connection.query(
                     "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)", logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS attestation_keys (team TEXT NOT NULL, attestation_key BYTEA NOT NULL, tpm TEXT NOT NULL,
+                        PRIMARY KEY (team, attestation_key))
+                    """, logger: Self.logger)
+                _ = try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS attested_keys (team TEXT NOT NULL, tpm TEXT NOT NULL, key_id BYTEA NOT NULL,
+                        attested_ms BIGINT NOT NULL, PRIMARY KEY (team, tpm, key_id))
+                    """, logger: Self.logger)
             }
         }
     }
@@ -137,7 +147,9 @@ public final class PostgresBitStore: BitStore {
                 DELETE FROM bits WHERE (team, device) IN
                     (SELECT team, device FROM bits WHERE team = \(id) ORDER BY team, device FOR UPDATE)
                 """, logger: Self.logger)
-            try await client.query("DELETE FROM tpm_challenges WHERE team = \(id)", logger: Self.logger)
+            for table in ["tpm_challenges", "attestation_keys", "attested_keys"] {
+                try await client.query("DELETE FROM \(unescaped: table) WHERE team = \(id)", logger: Self.logger)
+            }
             let removed = try await client.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: Self.logger).collect()
             return !removed.isEmpty
         }
@@ -210,6 +222,39 @@ public final class PostgresBitStore: BitStore {
                 """, logger: Self.logger)
             for try await value in rows.decode(Data.self) { return Array(value) }
             throw StoreError.noRow("reading the secret \(name)")
+        }
+    }
+
+    public func keepAttestationKey(_ attestationKey: [UInt8], tpm: String, team: String) async throws {
+        try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("keeping an attestation key")) { [client] in
+            _ = try await client.query(
+                """
+                INSERT INTO attestation_keys (team, attestation_key, tpm) VALUES (\(team), \(Data(attestationKey)), \(tpm))
+                ON CONFLICT (team, attestation_key) DO UPDATE SET tpm = excluded.tpm
+                """, logger: Self.logger)
+        }
+    }
+
+    public func countAttestedKey(_ keyID: [UInt8], by attestationKey: [UInt8], team: String, at now: Date, since: Date) async throws -> Int? {
+        let (time, start) = (Int64(now.timeIntervalSince1970 * 1000), Int64(since.timeIntervalSince1970 * 1000))
+        return try await Deadline.within(Self.operationTimeout).run(timedOut: StoreError.timedOut("counting an attested key")) { [client] in
+            // The key's record, then the count, in one transaction: the count sees the record, and a second server
+            // counting the same TPM waits on its row.
+            try await client.withTransaction(logger: Self.logger) { connection in
+                var tpm: String?
+                for try await found in try await connection.query(
+                    """
+                    INSERT INTO attested_keys (team, tpm, key_id, attested_ms)
+                        SELECT team, tpm, \(Data(keyID)), \(time) FROM attestation_keys WHERE team = \(team) AND attestation_key = \(Data(attestationKey))
+                    ON CONFLICT (team, tpm, key_id) DO UPDATE SET attested_ms = greatest(attested_keys.attested_ms, excluded.attested_ms)
+                    RETURNING tpm
+                    """, logger: Self.logger).decode(String.self) { tpm = found }
+                guard let tpm else { return nil }
+                for try await count in try await connection.query(
+                    "SELECT count(*) FROM attested_keys WHERE team = \(team) AND tpm = \(tpm) AND attested_ms >= \(start)",
+                    logger: Self.logger).decode(Int64.self) { return Int(count) }
+                throw StoreError.noRow("counting an attested key")
+            }
         }
     }
 

@@ -49,6 +49,14 @@ public final class SQLiteBitStore: BitStore {
                 digest BLOB NOT NULL, expires_ms INTEGER NOT NULL, PRIMARY KEY (team, device))
             """,
             "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+            """
+            CREATE TABLE IF NOT EXISTS attestation_keys (team TEXT NOT NULL, attestation_key BLOB NOT NULL, tpm TEXT NOT NULL,
+                PRIMARY KEY (team, attestation_key))
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS attested_keys (team TEXT NOT NULL, tpm TEXT NOT NULL, key_id BLOB NOT NULL,
+                attested_ms INTEGER NOT NULL, PRIMARY KEY (team, tpm, key_id))
+            """,
             // A binding's merge, in the statement that binds: SQLite runs one statement at a time on the one connection,
             // so a transaction of two would take in every statement run between them.
             """
@@ -93,7 +101,7 @@ public final class SQLiteBitStore: BitStore {
 
     public func removeTeam(_ id: String) async throws -> Bool {
         let existed = try await connection.query("SELECT id FROM teams WHERE id = ?", [.text(id)]).isEmpty == false
-        for table in ["bits", "tpm_challenges"] {
+        for table in ["bits", "tpm_challenges", "attestation_keys", "attested_keys"] {
             _ = try await connection.query("DELETE FROM \(table) WHERE team = ?", [.text(id)])
         }
         _ = try await connection.query("DELETE FROM teams WHERE id = ?", [.text(id)])
@@ -143,6 +151,27 @@ public final class SQLiteBitStore: BitStore {
             [.text(name), .blob(ByteBuffer(bytes: proposed))])
         guard let value = rows.first?.column("value")?.blob else { throw StoreError.noRow("reading the secret \(name)") }
         return Array(buffer: value)
+    }
+
+    public func keepAttestationKey(_ attestationKey: [UInt8], tpm: String, team: String) async throws {
+        _ = try await connection.query(
+            "INSERT INTO attestation_keys (team, attestation_key, tpm) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET tpm = excluded.tpm",
+            [.text(team), .blob(ByteBuffer(bytes: attestationKey)), .text(tpm)])
+    }
+
+    public func countAttestedKey(_ keyID: [UInt8], by attestationKey: [UInt8], team: String, at now: Date, since: Date) async throws -> Int? {
+        // One statement, so no other statement on the connection runs between the key's record and its count.
+        let rows = try await connection.query(
+            """
+            INSERT INTO attested_keys (team, tpm, key_id, attested_ms)
+                SELECT team, tpm, ?3, ?4 FROM attestation_keys WHERE team = ?1 AND attestation_key = ?2
+            ON CONFLICT DO UPDATE SET attested_ms = max(attested_ms, excluded.attested_ms)
+            RETURNING (SELECT count(*) FROM attested_keys AS known WHERE known.team = attested_keys.team AND known.tpm = attested_keys.tpm
+                AND known.key_id != attested_keys.key_id AND known.attested_ms >= ?5) + (attested_ms >= ?5) AS count
+            """,
+            [.text(team), .blob(ByteBuffer(bytes: attestationKey)), .blob(ByteBuffer(bytes: keyID)),
+             .integer(Int(now.timeIntervalSince1970 * 1000)), .integer(Int(since.timeIntervalSince1970 * 1000))])
+        return rows.first?.column("count")?.integer
     }
 
     public func secrets(prefixed prefix: String) async throws -> [String: [UInt8]] {

@@ -12,7 +12,9 @@ import Foundation
 package struct AttestationCA: Sendable {
     /// The newest generation: it issues every certificate.
     package let current: AttestationKeyAuthority
-    /// The roots a backend pins, PEM: the newest first, then each older one whose certificates may still be valid.
+    /// The roots a backend pins, DER: the newest first, then each older one whose certificates may still be valid.
+    package let roots: [Data]
+    /// ``roots`` as PEM, one after the other.
     package let pinnedRootsPEM: String
 
     /// The secrets' names start with this.
@@ -60,12 +62,13 @@ package struct AttestationCA: Sendable {
         guard let newest = made.last else { throw AttestationCAError.malformed(prefix) }
         // An older root is pinned while a certificate it issued may be valid: until its successor's creation and a
         // certificate's lifetime.
-        var pinned = [try newest.authority.rootCertificatePEM]
+        var pinned = [newest.authority]
         for (older, successor) in zip(made.dropLast(), made.dropFirst()).reversed()
         where now < successor.created + AttestationKeyAuthority.certificateLifetime {
-            pinned.append(try older.authority.rootCertificatePEM)
+            pinned.append(older.authority)
         }
-        return AttestationCA(current: newest.authority, pinnedRootsPEM: pinned.joined())
+        return AttestationCA(
+            current: newest.authority, roots: pinned.map(\.rootCertificate), pinnedRootsPEM: try pinned.map { try $0.rootCertificatePEM }.joined())
     }
 }
 
