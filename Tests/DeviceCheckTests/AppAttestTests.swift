@@ -137,6 +137,25 @@ struct AppAttestTests {
             #expect(verdict.aaguid == "d2f04d62-05bc-4a6e-a9e1-12aef958132a")
             let elsewhere = try await PyWebAuthn.verifyRegistration(try registration(other))
             #expect(!elsewhere.accepted && elsewhere.reason?.lowercased().contains("certificate chain") == true, "\(elsewhere)")
+            // deviceid-server's own check (its risk metric's): the same verdicts; and no byte of the object can change.
+            let verified = try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: [authority.rootCertificate])
+            #expect(verified.keyID.base64EncodedString() == keyID && verified.attestationKey == point)
+            #expect(verified.relyingPartyHash == Data(Digest.sha256(Data(service.relyingParty.utf8))))
+            #expect(throws: TPMAttestationError.untrustedAttestationKey("unable to get local issuer certificate")) {
+                try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: [other.rootCertificate])
+            }
+            #expect(throws: TPMAttestationError.self) {
+                try VerifiedAppAttestation(attestationObject: object, clientDataHash: Data(repeating: 0, count: 32), trustedRoots: [authority.rootCertificate])
+            }
+            var accepted: [Int] = []
+            for index in object.indices {
+                var altered = object
+                altered[index] ^= 0x01
+                if (try? VerifiedAppAttestation(attestationObject: altered, clientDataHash: hash, trustedRoots: [authority.rootCertificate])) != nil {
+                    accepted.append(index)
+                }
+            }
+            #expect(accepted.isEmpty, "bytes whose change still verified: \(accepted)")
             // The assertions that follow verify with the key the attestation introduced.
             #expect(try await assertion(service, keyID).counter == 1)
         }

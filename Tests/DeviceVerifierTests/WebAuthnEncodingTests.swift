@@ -1,4 +1,5 @@
 import DeviceVerifier
+import Foundation
 import OpenSSLSupport
 import Testing
 
@@ -20,7 +21,17 @@ struct WebAuthnEncodingTests {
         ]
         for (item, hex) in examples {
             #expect(item.encoded.hexString == hex, "\(item)")
+            // Read back, each is the item it encodes.
+            #expect((try? CBOR(decoding: Array(Data(hexString: hex)!))) == item, "\(hex)")
         }
+    }
+
+    @Test("CBOR is read in its one canonical encoding only: longer heads, indefinite lengths, unsorted or repeated keys, tags, floats, bad UTF-8, trailing bytes, counts the input cannot hold and deep nesting are refused", arguments: [
+        "1817", "190017", "5f4101ff", "9f01ff", "a2616201616101", "a2616101616102", "c11a514b67b0", "f93c00", "f5", "62c328",
+        "0100", "9bffffffffffffffff", "bbffffffffffffffff", "5a7fffffff00", String(repeating: "81", count: 9) + "00", "",
+    ])
+    func cborRefusals(hex: String) {
+        #expect(throws: TPMAttestationError.self) { try CBOR(decoding: Array(Data(hexString: hex) ?? Data())) }
     }
 
     @Test("CBOR maps are written in CTAP2's order whatever order they were made in: shorter keys first, then byte by byte")
