@@ -110,7 +110,8 @@ let package = Package(
         // (scripts/fuzz), and by the tests through the seed corpus in Fuzz/Corpus.
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .target(
-            name: "FuzzTargets", dependencies: ["DeviceCheck", "DeviceId", "FuzzDriver", "Keyring", "OpenSSLSupport", "SecureStorage"], path: "Fuzz/FuzzTargets"
+            name: "FuzzTargets", dependencies: ["DeviceCheck", "DeviceId", "DeviceVerifier", "FuzzDriver", "Keyring", "OpenSSLSupport", "SecureStorage"],
+            path: "Fuzz/FuzzTargets"
         ),
         .executableTarget(name: "DeviceIdFuzz", dependencies: ["FuzzDriver", "FuzzTargets"], path: "Fuzz/DeviceIdFuzz"),
 

@@ -1,5 +1,6 @@
 import DeviceCheck
 import DeviceId
+import DeviceVerifier
 import Foundation
 import FuzzDriver
 import Keyring
@@ -23,6 +24,11 @@ package enum FuzzTarget: String, Fuzzable {
     /// `DeviceToken.verify` of a token signed afresh, so that fuzzing reaches past the signature check: the input is
     /// one byte choosing the signer (see ``ResigningKeys``), the header, a 0xFF byte, the payload.
     case signedDeviceToken = "signed-device-token"
+    /// WebAuthn's CBOR, read in its one canonical encoding: what it reads, it writes back byte for byte.
+    case cbor
+    /// `VerifiedAppAttestation`, as deviceid-server checks an App Attest attestation for its risk metric, of an
+    /// attestation signed afresh so that fuzzing reaches past the signature check: see ``ResigningKeys/appAttestation(_:clientDataHash:)``.
+    case signedAppAttestation = "signed-app-attestation"
 
     package func run(_ input: Data) async -> FuzzOutcome {
         do {
@@ -55,6 +61,12 @@ package enum FuzzTarget: String, Fuzzable {
             _ = try DeviceToken.verify(input, team: Self.team, now: Self.tokenTime)
         case .signedDeviceToken:
             _ = try DeviceToken.verify(try await ResigningKeys.token(input), team: Self.team, now: Self.tokenTime)
+        case .cbor:
+            let item = try CBOR(decoding: Array(input))
+            precondition(item.encoded == Array(input), "CBOR read an encoding it does not write")
+        case .signedAppAttestation:
+            let (object, roots) = try ResigningKeys.appAttestation(input, clientDataHash: Self.clientDataHash)
+            _ = try VerifiedAppAttestation(attestationObject: object, clientDataHash: Self.clientDataHash, trustedRoots: roots)
         }
         return true
     }
@@ -66,7 +78,7 @@ package enum FuzzTarget: String, Fuzzable {
             return [try await encryptor.encrypt(data: Data(), for: Self.item), try await encryptor.encrypt(data: Data("{\"note\":1}".utf8), for: Self.item)]
         case .passphraseParameters:
             return [Data(try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost).encryptionKey().parameters)]
-        case .storedIdentity, .legacy, .deviceToken, .signedDeviceToken:
+        case .storedIdentity, .legacy, .deviceToken, .signedDeviceToken, .cbor, .signedAppAttestation:
             return []
         }
     }
@@ -79,6 +91,8 @@ package enum FuzzTarget: String, Fuzzable {
     package static let passphraseCost = try! PassphraseKeyProvider.Cost(log2N: 10, r: 8, p: 1)
     /// The team device tokens are verified for.
     package static let team = "fuzz-team"
+    /// The client-data hash App Attest attestations are checked for.
+    package static let clientDataHash = Data(repeating: 0xCD, count: 32)
     /// The time device tokens are verified at: within the lifetime of the seed corpus's tokens.
     package static let tokenTime = Date(timeIntervalSince1970: 1_795_395_000)
 }

@@ -1,5 +1,6 @@
 import DeviceCheck
 import DeviceId
+import DeviceVerifier
 import Foundation
 import OpenSSLSupport
 
@@ -48,6 +49,46 @@ enum ResigningKeys {
             .replacing(Array("$dpk".utf8), with: Array(Data(signer.publicKey).base64URLEncoded.utf8))
             .replacing(Array("$ber".utf8), with: Array(Data(longerLength(signer.publicKey)).base64URLEncoded.utf8))
         return try await CompactJWS.signed(header: Data(header), payload: Data(rest[separator...].dropFirst()), by: signer.sign)
+    }
+
+    /// An attestation CA, an attestation key it certified, and that certificate, made afresh for the process; or why
+    /// they could not be made.
+    private static let attesting: (authority: AttestationKeyAuthority?, key: P256Key?, certificate: [UInt8], failure: (any Error)?) = {
+        do {
+            let key = try AttestationKeyAuthority.makePrivateKey()
+            let authority = try AttestationKeyAuthority(privateKey: key, rootCertificate: try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: Date()))
+            let attestationKey = try P256Key.generate()
+            guard let tpm = TPMDescription(manufacturer: "id:49424D00", model: "SW TPM", version: "id:20191023") else { return (nil, nil, [], nil) }
+            let certificate = try authority.certificate(forAttestationKey: try attestationKey.publicKeyX963(), tpm: tpm, at: Date())
+            return (authority, attestationKey, Array(certificate), nil)
+        } catch {
+            return (nil, nil, [], error)
+        }
+    }()
+
+    /// An App Attest attestation object made of `input` and the CA's roots: `input` is the authenticator data's length
+    /// and the public area's (two bytes each, big-endian), the authenticator data, the public area (`TPMT_PUBLIC`), and
+    /// `certInfo`, in which each `$x` becomes SHA-256 of the authenticator data and `clientDataHash` and each `$n` the
+    /// public area's name; the attestation key signs that `certInfo`, and its certificate is `x5c`.
+    static func appAttestation(_ input: Data, clientDataHash: Data) throws -> (object: Data, roots: [Data]) {
+        if let failure = attesting.failure { throw failure }
+        guard let authority = attesting.authority, let key = attesting.key else { return (Data(), []) }
+        let bytes = [UInt8](input)
+        guard bytes.count >= 4 else { return (Data(), [authority.rootCertificate]) }
+        let (dataLength, areaLength) = (Int(bytes[0]) << 8 | Int(bytes[1]), Int(bytes[2]) << 8 | Int(bytes[3]))
+        guard 4 + dataLength + areaLength <= bytes.count else { return (Data(), [authority.rootCertificate]) }
+        let authenticatorData = Array(bytes[4..<4 + dataLength])
+        let publicArea = Array(bytes[4 + dataLength..<4 + dataLength + areaLength])
+        let certifyInfo = Array(bytes[(4 + dataLength + areaLength)...])
+            .replacing(Array("$x".utf8), with: Digest.sha256(authenticatorData + clientDataHash))
+            .replacing(Array("$n".utf8), with: [0x00, 0x0B] + Digest.sha256(publicArea))
+        let statement = CBOR.map([
+            .text("ver"): .text("2.0"), .text("alg"): .int(-7), .text("x5c"): .array([.bytes(attesting.certificate)]),
+            .text("sig"): .bytes(Array(try key.sign(Data(certifyInfo), raw: false))), .text("certInfo"): .bytes(certifyInfo),
+            .text("pubArea"): .bytes(publicArea),
+        ])
+        let object = CBOR.map([.text("fmt"): .text("tpm"), .text("attStmt"): statement, .text("authData"): .bytes(authenticatorData)])
+        return (Data(object.encoded), [authority.rootCertificate])
     }
 
     /// `bytes`, a DER outer SEQUENCE, with its length written in one byte more than DER allows.
