@@ -150,15 +150,7 @@ package final class P256Key: @unchecked Sendable {
 
     /// X.509 `SubjectPublicKeyInfo` DER.
     package func publicKeySPKI() throws(OpenSSLFailure) -> Data {
-        let length = i2d_PUBKEY(key, nil)
-        guard length > 0 else { throw OpenSSLFailure.current("i2d_PUBKEY") }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_PUBKEY(key, &cursor)
-        }
-        guard written == length else { throw OpenSSLFailure.current("i2d_PUBKEY") }
-        return Data(bytes)
+        try derEncoded("i2d_PUBKEY") { i2d_PUBKEY(key, $0) }
     }
 
     /// ECDSA with SHA-256 over `data`: the DER `ECDSA-Sig-Value`, or with `raw` the 64 bytes `r‖s` JWS uses.

@@ -157,16 +157,7 @@ package final class RSAKey: @unchecked Sendable {
     }
 
     private func encode(with encoder: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(OpenSSLFailure) -> Data {
-        let length = encoder(key, nil)
-        guard length > 0 else { throw OpenSSLFailure.current("i2d") }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        defer { cleanse(&bytes) }
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return encoder(key, &cursor)
-        }
-        guard written == length else { throw OpenSSLFailure.current("i2d") }
-        return Data(bytes)
+        try derEncoded("i2d", wiping: true) { encoder(key, $0) }
     }
 
     private func bigNumber(_ name: String) throws(OpenSSLFailure) -> Data {

@@ -56,15 +56,7 @@ extension X509Certificate {
 
     /// The certificate's DER bytes.
     package func der() throws(OpenSSLFailure) -> Data {
-        let length = i2d_X509(certificate, nil)
-        guard length > 0 else { throw OpenSSLFailure.current("i2d_X509") }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(certificate, &cursor)
-        }
-        guard written == length else { throw OpenSSLFailure.current("i2d_X509") }
-        return Data(bytes)
+        try derEncoded("i2d_X509") { i2d_X509(certificate, $0) }
     }
 
     /// The certificate as PEM text: one `CERTIFICATE` block, lines of 64 characters, each ending in a line feed.

@@ -22,26 +22,29 @@ from webauthn import verify_authentication_response, verify_registration_respons
 from webauthn.helpers import bytes_to_base64url
 
 
+def credential(key_id, **response):
+    """A credential as a browser hands it over: the key id (base64) as id and rawId, each response member base64."""
+    raw_id = bytes_to_base64url(base64.b64decode(key_id))
+    members = {name: bytes_to_base64url(base64.b64decode(value)) for name, value in response.items()}
+    return {"id": raw_id, "rawId": raw_id, "type": "public-key", "response": members}
+
+
+def challenge(text):
+    """A base64url challenge's bytes."""
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 def assertions(request):
     count = request["count"]
     public_key = base64.b64decode(request["public_key"])
     results = []
     for item in request["items"]:
-        raw_id = base64.b64decode(item["id"])
-        credential = {
-            "id": bytes_to_base64url(raw_id),
-            "rawId": bytes_to_base64url(raw_id),
-            "type": "public-key",
-            "response": {
-                "authenticatorData": bytes_to_base64url(base64.b64decode(item["authenticator_data"])),
-                "clientDataJSON": bytes_to_base64url(base64.b64decode(item["client_data_json"])),
-                "signature": bytes_to_base64url(base64.b64decode(item["signature"])),
-            },
-        }
         try:
             verified = verify_authentication_response(
-                credential=credential,
-                expected_challenge=base64.urlsafe_b64decode(item["challenge"] + "=" * (-len(item["challenge"]) % 4)),
+                credential=credential(
+                    item["id"], authenticatorData=item["authenticator_data"], clientDataJSON=item["client_data_json"],
+                    signature=item["signature"]),
+                expected_challenge=challenge(item["challenge"]),
                 expected_rp_id=request["rp_id"],
                 expected_origin=item["origin"],
                 credential_public_key=public_key,
@@ -55,25 +58,16 @@ def assertions(request):
 
 
 def registration(request):
-    raw_id = base64.b64decode(request["id"])
-    credential = {
-        "id": bytes_to_base64url(raw_id),
-        "rawId": bytes_to_base64url(raw_id),
-        "type": "public-key",
-        "response": {
-            "clientDataJSON": bytes_to_base64url(base64.b64decode(request["client_data_json"])),
-            "attestationObject": bytes_to_base64url(base64.b64decode(request["attestation_object"])),
-        },
-    }
     try:
         verified = verify_registration_response(
-            credential=credential,
-            expected_challenge=base64.urlsafe_b64decode(request["challenge"] + "=" * (-len(request["challenge"]) % 4)),
+            credential=credential(
+                request["id"], clientDataJSON=request["client_data_json"], attestationObject=request["attestation_object"]),
+            expected_challenge=challenge(request["challenge"]),
             expected_rp_id=request["rp_id"],
             expected_origin=request["origin"],
             pem_root_certs_bytes_by_fmt={"tpm": [request["root"].encode()]},
         )
-        if verified.credential_id != raw_id:
+        if verified.credential_id != base64.b64decode(request["id"]):
             return {"accepted": False, "reason": "the attested credential is not the key id"}
         fmt = getattr(verified.fmt, "value", verified.fmt)  # an enum in some versions, its value in others
         return {"accepted": True, "fmt": fmt, "aaguid": verified.aaguid, "count": verified.sign_count}
