@@ -51,13 +51,16 @@ extension TSSContext {
             Esys_GetCapability($0, noSession, noSession, noSession, TPM2_CAP_TPM_PROPERTIES, first, count, &more, &data)
         }
         guard let data, data.pointee.capability == TPM2_CAP_TPM_PROPERTIES else { throw .failed("Esys_GetCapability: a malformed response") }
+        // Read in place, as `sizedBytes(at:)` reads: the list is an array of 127 entries that a copy would take
+        // element by element.
+        guard let listOffset = MemoryLayout<TPMS_CAPABILITY_DATA>.offset(of: \.data),
+              let entriesOffset = MemoryLayout<TPML_TAGGED_TPM_PROPERTY>.offset(of: \.tpmProperty) else { return [:] }
+        let list = UnsafeRawPointer(data) + listOffset
+        let capacity = (MemoryLayout<TPML_TAGGED_TPM_PROPERTY>.size - entriesOffset) / MemoryLayout<TPMS_TAGGED_PROPERTY>.stride
         var properties: [UInt32: UInt32] = [:]
-        withUnsafeBytes(of: data.pointee.data.tpmProperties) { raw in
-            let list = raw.bindMemory(to: TPML_TAGGED_TPM_PROPERTY.self)[0]
-            withUnsafeBytes(of: list.tpmProperty) { entries in
-                let tagged = entries.bindMemory(to: TPMS_TAGGED_PROPERTY.self)
-                for entry in tagged.prefix(min(Int(list.count), tagged.count)) { properties[entry.property] = entry.value }
-            }
+        for index in 0..<min(Int(list.loadUnaligned(as: UInt32.self)), capacity) {
+            let entry = list + entriesOffset + index * MemoryLayout<TPMS_TAGGED_PROPERTY>.stride
+            properties[entry.loadUnaligned(as: UInt32.self)] = entry.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
         }
         return properties
     }

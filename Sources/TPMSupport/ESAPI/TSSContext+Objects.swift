@@ -65,8 +65,10 @@ extension TSSContext {
             var read: UnsafeMutablePointer<TPM2B_MAX_NV_BUFFER>?
             defer { Esys_Free(read) }
             try step(name, meaning: meaning) { Esys_NV_Read($0, nv, nv, passwordSession, noSession, noSession, chunk, UInt16(data.count), &read) }
-            guard let read, read.pointee.size > 0, read.pointee.size <= chunk else { throw .failed("\(name): a malformed response") }
-            withUnsafeBytes(of: read.pointee.buffer) { data.append(contentsOf: $0.prefix(Int(read.pointee.size))) }
+            guard let read, let bytes = sizedBytes(at: read), !bytes.isEmpty, bytes.count <= chunk else {
+                throw .failed("\(name): a malformed response")
+            }
+            data.append(bytes)
         }
         return data
     }
@@ -85,10 +87,7 @@ extension TSSContext {
             Esys_Free(signature)
         }
         try step(name) { Esys_Certify($0, key, ak, passwordSession, passwordSession, noSession, &qualifying, &scheme, &info, &signature) }
-        guard let info, let signature, Int(info.pointee.size) <= MemoryLayout.size(ofValue: info.pointee.attestationData) else {
-            throw .failed("\(name): a malformed response")
-        }
-        let attest = withUnsafeBytes(of: info.pointee.attestationData) { Data($0.prefix(Int(info.pointee.size))) }
+        guard let info, let signature, let attest = sizedBytes(at: info) else { throw .failed("\(name): a malformed response") }
         return (attest, try marshaled(signature.pointee, Tss2_MU_TPMT_SIGNATURE_Marshal))
     }
 }
