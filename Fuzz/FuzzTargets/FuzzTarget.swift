@@ -65,8 +65,9 @@ package enum FuzzTarget: String, Fuzzable {
             let item = try CBOR(decoding: Array(input))
             precondition(item.encoded == Array(input), "CBOR read an encoding it does not write")
         case .signedAppAttestation:
-            let (object, roots) = try ResigningKeys.appAttestation(input, clientDataHash: Self.clientDataHash)
-            _ = try VerifiedAppAttestation(attestationObject: object, clientDataHash: Self.clientDataHash, trustedRoots: roots)
+            let hash = Data(Self.clientDataHash)
+            let (object, roots) = try ResigningKeys.appAttestation(input, clientDataHash: hash)
+            _ = try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: roots)
         }
         return true
     }
@@ -91,8 +92,8 @@ package enum FuzzTarget: String, Fuzzable {
     package static let passphraseCost = try! PassphraseKeyProvider.Cost(log2N: 10, r: 8, p: 1)
     /// The team device tokens are verified for.
     package static let team = "fuzz-team"
-    /// The client-data hash App Attest attestations are checked for.
-    package static let clientDataHash = Data(repeating: 0xCD, count: 32)
+    /// The client-data hash App Attest attestations are checked for (an array: see `ResigningKeys`).
+    package static let clientDataHash = [UInt8](repeating: 0xCD, count: 32)
     /// The time device tokens are verified at: within the lifetime of the seed corpus's tokens.
     package static let tokenTime = Date(timeIntervalSince1970: 1_795_395_000)
 }

@@ -51,18 +51,18 @@ enum ResigningKeys {
         return try await CompactJWS.signed(header: Data(header), payload: Data(rest[separator...].dropFirst()), by: signer.sign)
     }
 
-    /// An attestation CA, an attestation key it certified, and that certificate, made afresh for the process; or why
-    /// they could not be made.
-    private static let attesting: (authority: AttestationKeyAuthority?, key: P256Key?, certificate: [UInt8], failure: (any Error)?) = {
+    /// An attestation CA's root, an attestation key it certified, and that certificate, made afresh for the process;
+    /// or why they could not be made. Kept as arrays and a class, whose pointers Swift leaves untagged (see ``made``).
+    private static let attesting: (root: [UInt8], key: P256Key?, certificate: [UInt8], failure: (any Error)?) = {
         do {
             let key = try AttestationKeyAuthority.makePrivateKey()
             let authority = try AttestationKeyAuthority(privateKey: key, rootCertificate: try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: Date()))
             let attestationKey = try P256Key.generate()
-            guard let tpm = TPMDescription(manufacturer: "id:49424D00", model: "SW TPM", version: "id:20191023") else { return (nil, nil, [], nil) }
+            guard let tpm = TPMDescription(manufacturer: "id:49424D00", model: "SW TPM", version: "id:20191023") else { return ([], nil, [], nil) }
             let certificate = try authority.certificate(forAttestationKey: try attestationKey.publicKeyX963(), tpm: tpm, at: Date())
-            return (authority, attestationKey, Array(certificate), nil)
+            return (Array(authority.rootCertificate), attestationKey, Array(certificate), nil)
         } catch {
-            return (nil, nil, [], error)
+            return ([], nil, [], error)
         }
     }()
 
@@ -72,11 +72,12 @@ enum ResigningKeys {
     /// public area's name; the attestation key signs that `certInfo`, and its certificate is `x5c`.
     static func appAttestation(_ input: Data, clientDataHash: Data) throws -> (object: Data, roots: [Data]) {
         if let failure = attesting.failure { throw failure }
-        guard let authority = attesting.authority, let key = attesting.key else { return (Data(), []) }
+        guard let key = attesting.key else { return (Data(), []) }
+        let roots = [Data(attesting.root)]
         let bytes = [UInt8](input)
-        guard bytes.count >= 4 else { return (Data(), [authority.rootCertificate]) }
+        guard bytes.count >= 4 else { return (Data(), roots) }
         let (dataLength, areaLength) = (Int(bytes[0]) << 8 | Int(bytes[1]), Int(bytes[2]) << 8 | Int(bytes[3]))
-        guard 4 + dataLength + areaLength <= bytes.count else { return (Data(), [authority.rootCertificate]) }
+        guard 4 + dataLength + areaLength <= bytes.count else { return (Data(), roots) }
         let authenticatorData = Array(bytes[4..<4 + dataLength])
         let publicArea = Array(bytes[4 + dataLength..<4 + dataLength + areaLength])
         let certifyInfo = Array(bytes[(4 + dataLength + areaLength)...])
@@ -88,7 +89,7 @@ enum ResigningKeys {
             .text("pubArea"): .bytes(publicArea),
         ])
         let object = CBOR.map([.text("fmt"): .text("tpm"), .text("attStmt"): statement, .text("authData"): .bytes(authenticatorData)])
-        return (Data(object.encoded), [authority.rootCertificate])
+        return (Data(object.encoded), roots)
     }
 
     /// `bytes`, a DER outer SEQUENCE, with its length written in one byte more than DER allows.
