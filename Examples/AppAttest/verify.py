@@ -19,6 +19,7 @@ import sys
 from webauthn import verify_authentication_response, verify_registration_response
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url, parse_cbor
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the example's folder
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "DeviceCheck"))
 import backend  # noqa: E402  the team's JWT and its calls, as the DeviceCheck example makes them
 
