@@ -80,13 +80,14 @@ struct Fixture {
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
     /// The server's application on `store` (the fixture's by default), as `serve` builds it: plain HTTP on loopback,
-    /// metrics on a port of their own, `tpm` trusted, teams read again every `refresh`, and the clock `now`.
+    /// metrics on a port of their own, `tpm` trusted, teams read again every `refresh`, and the clock `now`. It logs
+    /// warnings and errors only, so that a failure stays in sight at the end of a suite's output, not a request's line.
     func app(
         store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
         metrics: PrometheusCollectorRegistry = .init(), refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
     ) throws -> some ApplicationProtocol {
         let configuration = try ServerConfiguration(
-            metrics: .loopback(port: 0), teamRefresh: refresh, database: .sqlite(path: ":memory:"), tpm: tpm)
+            metrics: .loopback(port: 0), teamRefresh: refresh, database: .sqlite(path: ":memory:"), tpm: tpm, logLevel: .warning)
         return try buildApplication(configuration: configuration, store: store ?? self.store, logger: logger, metrics: metrics, now: now)
     }
 }
