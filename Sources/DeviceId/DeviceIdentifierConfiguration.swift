@@ -45,7 +45,8 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
 
     /// Accounts the library keeps its own items under in every access group, which no identity may use:
     /// the encryption key, the UUID identifier and FRAuth's legacy items. (Nor may an identity's account end as the
-    /// one of an identity's TPM attestation does: ``attestationAccountSuffix``.)
+    /// one of an identity's TPM attestation does, ``attestationAccountSuffix``, or begin as App Attest's do,
+    /// ``appAttestAccountPrefix``.)
     public static let reservedAccounts: Set<String> = [
         KeyringKeyProvider.keyAccount, TPMSealedKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
         FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
@@ -53,6 +54,10 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
 
     /// How the account of the item keeping an identity's TPM attestation ends: it is the identity's account and this.
     public static let attestationAccountSuffix = ".tpm-attestation"
+
+    /// How the accounts of App Attest's items begin (DeviceCheck's `AppAttestService`: its keys, and its attestation key's
+    /// certificate); no identity's account may.
+    public static let appAttestAccountPrefix = "app-attest."
 
     /// The account of the item keeping the TPM's attestation of this identity's device key (public data), beside it.
     package var attestationAccount: String { keychainAccount + Self.attestationAccountSuffix }
@@ -65,7 +70,7 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
             throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones): make a P-256 key, or a 2048-bit RSA one")
         }
         guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount),
-              !keychainAccount.hasSuffix(Self.attestationAccountSuffix) else {
+              !keychainAccount.hasSuffix(Self.attestationAccountSuffix), !keychainAccount.hasPrefix(Self.appAttestAccountPrefix) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)
         }
         return self

@@ -256,7 +256,7 @@ struct Delete: AsyncParsableCommand {
             """)
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var output: OutputOptions
-    @Flag(help: "Also remove the group's UUID identifier and encryption key (values other programs sealed with it become unreadable).")
+    @Flag(help: "Also remove the group's UUID identifier and encryption key (values other programs sealed with it become unreadable), and App Attest's keys and their counters.")
     var all = false
     @Flag(help: "With --all: remove without asking, for scripts.") var force = false
 
@@ -281,7 +281,8 @@ struct Delete: AsyncParsableCommand {
         Output.error("deviceid: will remove from access group '\(group)', for good:")
         for item in items { Output.error("  \(item.label) (account \(item.attributes["account"] ?? "?"), \(item.collection))") }
         if !force { try Output.confirm("Remove these \(items.count) items?") }
-        _ = try await identity.keyringOptions.run { try await AccessGroupItems(keyring: $0, configuration: configuration).deleteAll() }
+        _ = try await identity.keyringOptions.run { try await AccessGroupItems(keyring: $0, configuration: configuration).deleteAll(listed: items) }
+        await AppAttestService.removeCounters(of: items)
         if output.json { try Output.emit("", json: true, ["deleted": true]) }
     }
 }

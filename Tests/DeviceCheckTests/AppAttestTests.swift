@@ -158,6 +158,28 @@ struct AppAttestTests {
             #expect(accepted.isEmpty, "bytes whose change still verified: \(accepted)")
             // The assertions that follow verify with the key the attestation introduced.
             #expect(try await assertion(service, keyID).counter == 1)
+
+            // `deviceid delete --all` lists the key and the certificate with the identity's items, and removing them takes
+            // the key's counter: the key signs no more, even in this process, which keeps its record. An item whose
+            // account names no key (a hostile one's "../") names no file either.
+            let sentinel = (counters as NSString).deletingLastPathComponent + "/deviceid-sentinel-\(UUID().uuidString)"
+            #expect(FileManager.default.createFile(atPath: sentinel + ".counter", contents: Data("0000000007\n".utf8)))
+            defer { try? FileManager.default.removeItem(atPath: sentinel + ".counter") }
+            let hostile = DeviceIdentifierConfiguration.appAttestAccountPrefix + "../" + (sentinel as NSString).lastPathComponent
+            try await KeychainStorage<Data>(account: hostile, accessGroup: service.accessGroup, keyring: keyring.client()).save(item: Data([1]))
+            let items = AccessGroupItems(keyring: keyring.client(), configuration: configuration)
+            let listed = try await items.list()
+            let accounts = listed.compactMap { $0.attributes["account"] }
+            let keyAccount = "app-attest." + (try #require(Data(base64Encoded: keyID))).hexString
+            #expect(accounts.first == configuration.keychainAccount, "the identity first: \(accounts)")
+            #expect(Set(accounts.suffix(3)) == [keyAccount, "app-attest.attestation-key-certificate", hostile], "App Attest's last: \(accounts)")
+            #expect(try await items.deleteAll(listed: listed) == listed.count)
+            await AppAttestService.removeCounters(of: listed, in: counters)
+            #expect(try await items.list().isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: counters).isEmpty)
+            #expect(FileManager.default.fileExists(atPath: sentinel + ".counter"))
+            let spent = await #expect(throws: AppAttestError.self) { _ = try await assertion(service, keyID) }
+            guard case .invalidKey = spent else { Issue.record("\(String(describing: spent))"); return }
         }
     }
 

@@ -87,7 +87,7 @@ extension AppAttestService {
     /// Where the attestation-key certificate is kept: the item `app-attest.attestation-key-certificate` of the access group.
     private var certificateStorage: KeychainStorage<Data> {
         KeychainStorage(
-            account: "app-attest.attestation-key-certificate", accessGroup: accessGroup,
+            account: DeviceIdentifierConfiguration.appAttestAccountPrefix + "attestation-key-certificate", accessGroup: accessGroup,
             label: "App Attest attestation-key certificate (\(accessGroup))", keyring: keyring)
     }
 

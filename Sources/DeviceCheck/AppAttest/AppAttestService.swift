@@ -153,7 +153,24 @@ public struct AppAttestService: Sendable {
     /// Where the key `id` is kept: the item `app-attest.ID` (hex) of the access group.
     private func storage(for id: [UInt8]) -> KeychainStorage<StoredAppAttestKey> {
         KeychainStorage(
-            account: "app-attest.\(id.hexString)", accessGroup: accessGroup, label: "App Attest key (\(accessGroup))", keyring: keyring)
+            account: DeviceIdentifierConfiguration.appAttestAccountPrefix + id.hexString, accessGroup: accessGroup,
+            label: "App Attest key (\(accessGroup))", keyring: keyring)
+    }
+
+    /// Removes the signature counters of the keys among `items` (App Attest's items, deleted from the keyring: as
+    /// `deviceid delete --all` removes them) from `counterFolder`, the default one unless given. An account that names
+    /// no key (64 lowercase hex digits) is passed over: a keyring item's attributes name no other file.
+    package static func removeCounters(of items: [KeyringItem], in counterFolder: String? = defaultCounterFolder) async {
+        guard let counterFolder else { return }
+        let counters = items.compactMap { item -> AssertionCounter? in
+            guard let account = item.attributes[KeyringSchema.accountAttribute],
+                  account.hasPrefix(DeviceIdentifierConfiguration.appAttestAccountPrefix) else { return nil }
+            let id = account.dropFirst(DeviceIdentifierConfiguration.appAttestAccountPrefix.count)
+            guard id.utf8.count == 64, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+            return AssertionCounter(keyID: String(id), in: counterFolder)
+        }
+        guard !counters.isEmpty else { return }
+        try? await WorkerThreads.run { counters.forEach { $0.remove() } }
     }
 }
 
