@@ -4,8 +4,9 @@ import Foundation
 import Keyring
 import SecureStorage
 
-/// An App Attest assertion (its key loaded, its counter's file locked, advanced and synced, its record read from the
-/// keyring) against one signature by a TPM-held identity key, interleaved, on the software TPM scripts/bench starts.
+/// An App Attest assertion (its key loaded, its record read from the keyring, its counter's file locked and read, and
+/// synced once per reservation, as in an app that asserts often) against one signature by a TPM-held identity key,
+/// interleaved, on the software TPM scripts/bench starts.
 func benchmarkAppAttest(_ report: inout Report, iterations: Int) async throws {
     let keyring = KeyringClient(unlockPolicy: .nonInteractive)
     let group = "bench.app-attest.\(UUID().uuidString.prefix(8))"

@@ -1,12 +1,17 @@
 import FoundationEssentials
 import Glibc
+import Threading
 
 /// An App Attest key's signature counter, in a file of its own beside the user's other state
 /// (`$XDG_STATE_HOME/swift-deviceid/app-attest/KEY-ID.counter`, `~/.local/state` by default): ten decimal digits and a
-/// newline, overwritten in place. Each value is written and synced before it is used, under a lock every process takes
-/// (`flock`), so no value is handed out twice and none is lower than one before it, across processes, threads and
-/// crashes (a crash can only skip values). Deleting the file, or restoring an older copy, rolls the counter back: a
-/// missing counter for a key that exists is refused, never started again. Blocking: call on worker threads.
+/// newline, overwritten in place, the highest value reserved. Values are reserved, written and synced before any of
+/// them is used, under a lock every process takes (`flock`), so no value is handed out twice and none is lower than one
+/// before it, across processes, threads and crashes (a crash, or another process's reservation, can only skip values).
+/// A process reserves one value first, as a one-shot command needs, then twice as many each time up to
+/// ``largestReservation``: an app that asserts often syncs the file once in that many assertions, not for each, and
+/// the file's sync was most of an assertion's cost beyond the TPM's signature. Deleting the file, or restoring an older
+/// copy, rolls the counter back: a missing counter for a key that exists is refused, never started again. Blocking: call
+/// on worker threads.
 struct AssertionCounter: Sendable {
     /// The counter's file.
     let path: String
@@ -40,19 +45,46 @@ struct AssertionCounter: Sendable {
         try withLockedFile(creating: true) { descriptor throws(Failure) in try write(0, to: descriptor) }
     }
 
-    /// The next value: one higher than any this counter handed out before, on disk before it is returned.
+    /// The next value: higher than any this counter handed out before, in any process, and reserved on disk before it
+    /// is returned.
     func next() throws(Failure) -> UInt32 {
         try withLockedFile(creating: false) { descriptor throws(Failure) -> UInt32 in
-            let current = try read(descriptor)
-            guard current < UInt32.max else { throw .exhausted }
-            try write(current + 1, to: descriptor)
-            return current + 1
+            let kept = try read(descriptor)
+            // This process's reservation holds while the file still ends where it did: no other process reserved since.
+            if let value = Self.reservations.withLock({ reservations -> UInt32? in
+                guard let mine = reservations[path], mine.last == kept, mine.next <= UInt64(mine.last) else { return nil }
+                reservations[path]?.next += 1
+                return UInt32(mine.next)
+            }) {
+                return value
+            }
+            guard kept < UInt32.max else { throw .exhausted }
+            let size = Self.reservations.withLock { $0[path].map { min($0.size * 2, Self.largestReservation) } ?? 1 }
+            let last = kept + min(size, UInt32.max - kept)
+            try write(last, to: descriptor)
+            Self.reservations.withLock { $0[path] = Reservation(next: UInt64(kept) + 2, last: last, size: size) }
+            return kept + 1
         }
     }
+
+    /// The most values one synced write reserves.
+    static let largestReservation: UInt32 = 32
+
+    /// Values this process reserved and has not handed out: `next` up to `last`, the file's value when they were
+    /// reserved; `size`, how many were.
+    private struct Reservation {
+        var next: UInt64
+        let last: UInt32
+        let size: UInt32
+    }
+
+    /// This process's reservations, by counter file.
+    private static let reservations = Locked<[String: Reservation]>([:])
 
     /// Removes the counter, with its key.
     func remove() {
         unlink(path)
+        Self.reservations.withLock { $0[path] = nil }
     }
 
     private static let width = 10
