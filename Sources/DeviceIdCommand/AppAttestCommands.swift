@@ -41,7 +41,7 @@ struct AppAttestCommand: AsyncParsableCommand {
 
     struct Assert: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print an assertion (base64) of a key for a client-data hash: CBOR {signature, authenticatorData}, its counter one higher.")
+            abstract: "Print an assertion (base64) of a key for a client-data hash: CBOR {signature, authenticatorData}, its counter higher than any before.")
         @OptionGroup var appAttest: AppAttestOptions
         @OptionGroup var call: KeyCallOptions
 
