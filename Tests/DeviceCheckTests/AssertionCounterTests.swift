@@ -43,6 +43,17 @@ struct AssertionCounterTests {
         #expect(try #require(try kept(counter)) >= 21)
     }
 
+    @Test("A file restored from an older copy while a process runs: that process goes on above what it reserved")
+    func restoredBehind() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let counter = AssertionCounter(keyID: String(repeating: "d", count: 64), in: folder)
+        try counter.create()
+        for expected in UInt32(1)...5 { #expect(try counter.next() == expected) }
+        try Data("0000000002\n".utf8).write(to: URL(fileURLWithPath: counter.path))
+        #expect(try counter.next() == 8)
+        #expect(try #require(try kept(counter)) >= 8)
+    }
+
     @Test("Deleted, the counter is missing, not restarted; near 2³² − 1 the last values are handed out, then exhausted")
     func limits() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -9,9 +9,9 @@ import Threading
 /// before it, across processes, threads and crashes (a crash, or another process's reservation, can only skip values).
 /// A process reserves one value first, as a one-shot command needs, then twice as many each time up to
 /// ``largestReservation``: an app that asserts often syncs the file once in that many assertions, not for each, and
-/// the file's sync was most of an assertion's cost beyond the TPM's signature. Deleting the file, or restoring an older
-/// copy, rolls the counter back: a missing counter for a key that exists is refused, never started again. Blocking: call
-/// on worker threads.
+/// the file's sync was most of an assertion's cost beyond the TPM's signature. Deleting the file makes its key unusable: a
+/// missing counter for a key that exists is refused, never started again. Restoring an older copy rolls the counter back
+/// for processes started after (a running one goes on above what it reserved). Blocking: call on worker threads.
 struct AssertionCounter: Sendable {
     /// The counter's file.
     let path: String
@@ -58,12 +58,16 @@ struct AssertionCounter: Sendable {
             }) {
                 return value
             }
-            guard kept < UInt32.max else { throw .exhausted }
-            let size = Self.reservations.withLock { $0[path].map { min($0.size * 2, Self.largestReservation) } ?? 1 }
-            let last = kept + min(size, UInt32.max - kept)
+            // A file behind what this process reserved was restored from an older copy: go on above both.
+            let (base, size) = Self.reservations.withLock { reservations in
+                let mine = reservations[path]
+                return (max(kept, mine?.last ?? 0), mine.map { min($0.size * 2, Self.largestReservation) } ?? 1)
+            }
+            guard base < UInt32.max else { throw .exhausted }
+            let last = base + min(size, UInt32.max - base)
             try write(last, to: descriptor)
-            Self.reservations.withLock { $0[path] = Reservation(next: UInt64(kept) + 2, last: last, size: size) }
-            return kept + 1
+            Self.reservations.withLock { $0[path] = Reservation(next: UInt64(base) + 2, last: last, size: size) }
+            return base + 1
         }
     }
 
