@@ -165,9 +165,9 @@ public struct AppAttestService: Sendable {
         let counters = items.compactMap { item -> AssertionCounter? in
             guard let account = item.attributes[KeyringSchema.accountAttribute],
                   account.hasPrefix(DeviceIdentifierConfiguration.appAttestAccountPrefix) else { return nil }
-            let id = account.dropFirst(DeviceIdentifierConfiguration.appAttestAccountPrefix.count)
-            guard id.utf8.count == 64, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
-            return AssertionCounter(keyID: String(id), in: counterFolder)
+            let id = String(account.dropFirst(DeviceIdentifierConfiguration.appAttestAccountPrefix.count))
+            guard let bytes = Data(hexString: id), bytes.count == 32, bytes.hexString == id else { return nil }
+            return AssertionCounter(keyID: id, in: counterFolder)
         }
         guard !counters.isEmpty else { return }
         try? await WorkerThreads.run { counters.forEach { $0.remove() } }
