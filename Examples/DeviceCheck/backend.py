@@ -7,12 +7,17 @@ python3-cryptography; no Swift.
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN challenge|activate [credential=BASE64]
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN certify ENROLLMENT_JSON
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN trial
+    backend.py SERVER TEAM KEY_ID KEY.pem - app-attest APP_ID EVIDENCE CLIENT_DATA_HASH
 
 prints the HTTP status and the body, and exits 0 when the status is 200. `challenge` and `activate` relay TPM credential
-activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the
-device to activate (`deviceid activate-credential`), `activate` returns what the device released. `certify` returns
-what `deviceid app-attest enroll` printed (a JSON object, whose members join the request's) and prints the certificate
-of the identity's attestation key that App Attest's attestations carry (Examples/AppAttest).
+activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the device
+to activate (`deviceid activate-credential`), `activate` returns what the device released. `certify` returns what
+`deviceid app-attest enroll` printed (a JSON object, whose members join the request's) and prints the certificate of the
+identity's attestation key, which App Attest's evidence carries back to the server (Examples/AppAttest).
+
+`app-attest`, which needs no token (`-` in its place), relays what `deviceid app-attest attest` printed (EVIDENCE,
+base64, sealed to the server) for the app APP_ID (TEAM.ACCESS-GROUP) and the client data's hash (base64) to
+`POST /v1/app_attest/attestation`, which answers Apple's attestation object (`{"attestation_object": BASE64}`).
 
 `trial` is the decision DeviceCheck exists for, a free trial once per device: granted (exit 0) only to a device whose
 key is proven to be in a TPM, whose bits are the TPM's whatever key it makes next, and which never had one (bit0,
@@ -84,6 +89,12 @@ def main() -> int:
     server, team, key_id, key_path, token, action, *bits = sys.argv[1:]
     if action == "trial":
         return trial(server, team_jwt(team, key_id, key_path), token)
+    if action == "app-attest":
+        app_id, evidence, client_data_hash = bits
+        body = {"app_id": app_id, "evidence": evidence, "client_data_hash": client_data_hash}
+        status, text = call(server, "app_attest/attestation", team_jwt(team, key_id, key_path), body)
+        print(status, text)
+        return 0 if status == 200 else 1
     body = request(token)
     for bit in bits:
         if bit.startswith("{"):   # members of the device's own, as a JSON object

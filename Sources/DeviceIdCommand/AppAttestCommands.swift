@@ -9,12 +9,14 @@ import Logging
 struct AppAttestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app-attest",
-        abstract: "App Attest: keys in the TPM, attested in WebAuthn's tpm format, and their assertions.",
+        abstract: "App Attest: keys in the TPM, attested by deviceid-server in Apple's format, and their assertions.",
         discussion: """
-            The keys are kept in the access group; their relying party is TEAM.ACCESS-GROUP. Attestations need the \
-            identity (a TPM-held one: `deviceid token --key-protection tpm`) enrolled once: its token's credential \
+            The keys are kept in the access group; their App ID (relying party) is TEAM.ACCESS-GROUP. Attestations need \
+            the identity (a TPM-held one: `deviceid token --key-protection tpm`) enrolled once: its token's credential \
             activation, answered by `enroll`, gets deviceid-server to certify the identity's attestation key \
-            (POST /v1/tpm/attestation_key_certificate), and `keep-certificate` keeps that certificate.
+            (POST /v1/tpm/attestation_key_certificate), and `keep-certificate` keeps that certificate. `attest` then \
+            prints the TPM's evidence sealed to the server, which the backend relays to POST /v1/app_attest/attestation \
+            for Apple's attestation object.
             """,
         subcommands: [GenerateKey.self, Attest.self, Assert.self, Enroll.self, KeepCertificate.self])
 
@@ -29,13 +31,25 @@ struct AppAttestCommand: AsyncParsableCommand {
 
     struct Attest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the attestation object (base64) of a key for a client-data hash: WebAuthn's tpm format, CBOR.")
+            abstract: "Print the TPM's evidence (base64) about a key for a client-data hash, sealed to deviceid-server.",
+            discussion: """
+                The backend relays it, with the App ID and the client-data hash, to POST /v1/app_attest/attestation, \
+                which answers Apple's attestation object. A key pinned in swift-deviceid/attestation-key (see `token`) \
+                wins over --attestation-key.
+                """)
         @OptionGroup var appAttest: AppAttestOptions
         @OptionGroup var call: KeyCallOptions
+        @Option(help: "The verifying server's attestation key (base64url; GET /v1/tpm/attestation_key answers it): the evidence is sealed to it.")
+        var attestationKey: AttestationRecipient?
+        @Flag(help: "Attest for App Attest's production environment (AAGUID appattest) instead of development (appattestdevelop).")
+        var production = false
 
         func run() async throws {
             let (key, hash) = try call.checked()
-            print(try await appAttest.run { try await $0.attestKey(key, clientDataHash: hash) }.base64EncodedString())
+            let server = attestationKey
+            let environment: AppAttestEnvironment = production ? .production : .development
+            let evidence = try await appAttest.run(environment: environment, server: server) { try await $0.attestKey(key, clientDataHash: hash) }
+            print(evidence.base64EncodedString())
         }
     }
 
@@ -103,13 +117,17 @@ struct AppAttestOptions: ParsableArguments {
 
     /// Runs `body` with the service for the team and identity the options name (a TPM-held P-256 one unless they say
     /// otherwise), within the keyring's deadline.
-    func run<Value: Sendable>(_ body: @escaping @Sendable (AppAttestService) async throws -> Value) async throws -> Value {
+    func run<Value: Sendable>(
+        environment: AppAttestEnvironment = .development, server: AttestationRecipient? = nil,
+        _ body: @escaping @Sendable (AppAttestService) async throws -> Value
+    ) async throws -> Value {
         var chosen = identity.configuration
         if identity.keyProtection == nil { (chosen.keyProtection, chosen.keyType) = (.tpm, identity.keyType ?? .p256) }
         let (configuration, team) = (chosen, team)
         return try await identity.keyringOptions.run(account: configuration.keychainAccount) { keyring in
             let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring, logger: Logger(label: DeviceIdCommand.name))
-            return try await body(AppAttestService(team: team, accessGroup: configuration.accessGroup, keyring: keyring, identifier: identifier))
+            return try await body(AppAttestService(
+                team: team, accessGroup: configuration.accessGroup, keyring: keyring, environment: environment, server: server, identifier: identifier))
         }
     }
 }

@@ -1,8 +1,9 @@
 import COpenSSL
 import FoundationEssentials
 
-/// Certificates issued here: an attestation CA's own, and the certificates it issues for TPM attestation keys in the
-/// TCG's AIK profile, as WebAuthn's `tpm` attestation format checks them.
+/// Certificates issued here: an attestation CA's own (its root and the intermediate that issues App Attest's), the
+/// certificates it issues for TPM attestation keys in the TCG's AIK profile, and App Attest's credential certificates
+/// in Apple's form.
 extension X509Certificate {
     /// When a certificate is valid, and its serial number (positive, at most 20 bytes, as RFC 5280 allows).
     package struct Issuance: Sendable {
@@ -16,20 +17,57 @@ extension X509Certificate {
     }
 
     /// A self-signed CA certificate for `key`, its subject and issuer the common name `name`: X.509 v3, `CA:TRUE`
-    /// with no CA below it, for signing certificates only, with its key identifier.
+    /// with at most one CA below it, for signing certificates only, with its key identifier.
     package static func authority(key: P256Key, name: String, _ issuance: Issuance) throws(OpenSSLFailure) -> X509Certificate {
         try built(issuance) { (certificate) throws(OpenSSLFailure) in
-            guard let subject = X509_NAME_new() else { throw OpenSSLFailure.current("X509_NAME_new") }
-            defer { X509_NAME_free(subject) }
-            try check(X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, name, -1, -1, 0), "X509_NAME_add_entry_by_txt")
-            try check(X509_set_subject_name(certificate, subject), "X509_set_subject_name")
-            try check(X509_set_issuer_name(certificate, subject), "X509_set_issuer_name")
+            try setSubject(name, of: certificate)
+            try check(X509_set_issuer_name(certificate, X509_get_subject_name(certificate)), "X509_set_issuer_name")
             try check(X509_set_pubkey(certificate, key.key), "X509_set_pubkey")
             try addExtensions(
                 to: certificate, issuer: certificate,
-                [(NID_basic_constraints, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                [(NID_basic_constraints, "critical,CA:TRUE,pathlen:1"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
                  (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")])
             try sign(certificate, with: key)
+        }
+    }
+
+    /// A CA certificate of this CA, signed with its key `issuerKey`, for `key`, its subject the common name `name`:
+    /// `CA:TRUE` with no CA below it, for signing certificates only.
+    package func subordinateAuthority(key: P256Key, name: String, _ issuance: Issuance, signedWith issuerKey: P256Key) throws(OpenSSLFailure) -> X509Certificate {
+        try Self.built(issuance) { (made) throws(OpenSSLFailure) in
+            try Self.setSubject(name, of: made)
+            try check(X509_set_issuer_name(made, X509_get_subject_name(certificate)), "X509_set_issuer_name")
+            try check(X509_set_pubkey(made, key.key), "X509_set_pubkey")
+            try Self.addExtensions(
+                to: made, issuer: certificate,
+                [(NID_basic_constraints, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                 (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")])
+            try Self.sign(made, with: issuerKey)
+        }
+    }
+
+    /// Whether a CA may sit below this one: a root made before App Attest's intermediate allowed none.
+    package var allowsSubordinateAuthority: Bool {
+        let length = X509_get_pathlen(certificate)
+        return length < 0 || length >= 1
+    }
+
+    /// App Attest's credential certificate, as Apple issues one: for the key `key` alone, signed by this CA with
+    /// `issuerKey`; an empty subject, `CA:FALSE`, for signatures only, and `nonce` (32 bytes) in Apple's extension
+    /// 1.2.840.113635.100.8.2 (`SEQUENCE { [1] { OCTET STRING nonce } }`).
+    package func appAttestCertificate(
+        for key: P256Key, nonce: [UInt8], _ issuance: Issuance, signedWith issuerKey: P256Key
+    ) throws(OpenSSLFailure) -> X509Certificate {
+        precondition(nonce.count == 32, "App Attest's nonce is a SHA-256 hash")
+        return try Self.built(issuance) { (made) throws(OpenSSLFailure) in
+            try check(X509_set_issuer_name(made, X509_get_subject_name(certificate)), "X509_set_issuer_name")
+            try check(X509_set_pubkey(made, key.key), "X509_set_pubkey")
+            try Self.addExtensions(
+                to: made, issuer: certificate,
+                [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
+                 (NID_authority_key_identifier, "keyid:always")])
+            try Self.addExtension("1.2.840.113635.100.8.2", der: [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + nonce, to: made)
+            try Self.sign(made, with: issuerKey)
         }
     }
 
@@ -49,7 +87,8 @@ extension X509Certificate {
                 to: made, issuer: certificate,
                 [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
                  (NID_ext_key_usage, "2.23.133.8.3"), (NID_authority_key_identifier, "keyid:always")])
-            try Self.addOctets(aaguid, oid: "1.3.6.1.4.1.45724.1.1.4", to: made)
+            precondition(aaguid.count == 16, "an AAGUID is 16 bytes")
+            try Self.addExtension("1.3.6.1.4.1.45724.1.1.4", der: [0x04, 0x10] + aaguid, to: made)
             try Self.sign(made, with: issuerKey)
         }
     }
@@ -140,10 +179,16 @@ extension X509Certificate {
         try check(X509_add1_ext_i2d(certificate, NID_subject_alt_name, UnsafeMutableRawPointer(names), 1, UInt(X509V3_ADD_DEFAULT)), "X509_add1_ext_i2d")
     }
 
-    /// Adds the non-critical extension `oid` whose value is `bytes` as a DER OCTET STRING.
-    private static func addOctets(_ bytes: [UInt8], oid: String, to certificate: OpaquePointer) throws(OpenSSLFailure) {
-        precondition(bytes.count < 128, "a short OCTET STRING")
-        let value = [0x04, UInt8(bytes.count)] + bytes
+    /// Sets the subject to the common name `name`.
+    private static func setSubject(_ name: String, of certificate: OpaquePointer) throws(OpenSSLFailure) {
+        guard let subject = X509_NAME_new() else { throw OpenSSLFailure.current("X509_NAME_new") }
+        defer { X509_NAME_free(subject) }
+        try check(X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, name, -1, -1, 0), "X509_NAME_add_entry_by_txt")
+        try check(X509_set_subject_name(certificate, subject), "X509_set_subject_name")
+    }
+
+    /// Adds the non-critical extension `oid` whose value is `value`, DER.
+    private static func addExtension(_ oid: String, der value: [UInt8], to certificate: OpaquePointer) throws(OpenSSLFailure) {
         guard let object = OBJ_txt2obj(oid, 1) else { throw OpenSSLFailure.current("OBJ_txt2obj") }
         defer { ASN1_OBJECT_free(object) }
         guard let octets = ASN1_OCTET_STRING_new() else { throw OpenSSLFailure.current("ASN1_OCTET_STRING_new") }

@@ -49,6 +49,15 @@ package final class X509Certificate: @unchecked Sendable {
         return certificates
     }
 
+    /// When the certificate stops being valid.
+    package var notAfter: Date {
+        get throws(OpenSSLFailure) {
+            var time = tm()
+            guard ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &time) == 1 else { throw OpenSSLFailure.current("ASN1_TIME_to_tm") }
+            return Date(timeIntervalSince1970: TimeInterval(timegm(&time)))
+        }
+    }
+
     /// Throws unless this certificate chains to one of `anchors`, each trusted as it is (a maker's root or one of
     /// its intermediates), with every signature and validity period checked at `date`.
     package func verify(anchors: [X509Certificate], at date: Date = Date()) throws(OpenSSLFailure) {

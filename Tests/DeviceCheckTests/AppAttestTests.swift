@@ -9,7 +9,7 @@ import SecureStorage
 import Testing
 import TPMSupport
 
-@Suite("App Attest: keys in a software TPM (swtpm), kept in gnome-keyring; assertions checked by py_webauthn", .serialized)
+@Suite("App Attest: keys in a software TPM (swtpm), kept in gnome-keyring; checked by pyattest and py_webauthn", .serialized)
 struct AppAttestTests {
     /// A relying party's origin in the client data (App Attest's backends check the challenge, not an origin).
     static let origin = "https://backend.example"
@@ -40,7 +40,7 @@ struct AppAttestTests {
             challenge: challenge, origin: Self.origin), counter)
     }
 
-    @Test("A key made in the TPM: its id is SHA-256 of its public key; its assertions verify with py_webauthn in order, each counter higher; a replayed one is refused")
+    @Test("A key made in the TPM: its id is SHA-256 of its public key; its assertions verify with pyattest in order, each counter higher; a replayed one is refused")
     func assertionsVerify() async throws {
         try await withTPMAndKeyring { keyring in
             let service = service(keyring)
@@ -58,7 +58,7 @@ struct AppAttestTests {
             let verdicts = try await PyWebAuthn.verifyAssertions(made.map(\.0) + [made[1].0], rpID: service.relyingParty, publicKey: cose)
             #expect(verdicts.prefix(3).map(\.accepted) == [true, true, true], "\(verdicts)")
             #expect(verdicts.prefix(3).map(\.count) == [1, 2, 3])
-            #expect(verdicts[3].accepted == false && verdicts[3].reason?.contains("count") == true, "\(verdicts[3])")
+            #expect(verdicts[3].accepted == false && verdicts[3].reason?.contains("sign count") == true, "\(verdicts[3])")
             // Another relying party's (team's) backend refuses them.
             let elsewhere = try await PyWebAuthn.verifyAssertions([made[0].0], rpID: "OTHERTEAM.\(service.accessGroup)", publicKey: cose)
             #expect(elsewhere.map(\.accepted) == [false])
@@ -100,10 +100,13 @@ struct AppAttestTests {
         }
     }
 
-    @Test("An attested key: without the attestation key's certificate, serverUnavailable; a certificate of another key is not kept; with the CA's, py_webauthn accepts the tpm attestation given only that CA's root, and refuses it under another root")
+    @Test("An attested key: without the attestation key's certificate, serverUnavailable; a certificate of another key is not kept; with the CA's, the evidence goes sealed to the server, whose Apple attestation object pyattest and py_webauthn (apple format) accept given only the CA's root, and refuse under another root; nothing of the TPM reaches the backend")
     func attestationVerifies() async throws {
         try await withTPMAndKeyring { keyring in
-            let service = service(keyring)
+            let opener = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+            let service = AppAttestService(
+                team: "TEAMID", accessGroup: AccessGroup(rawValue: uniqueGroup(#function))!, keyring: keyring.client(), counterFolder: counters,
+                server: opener.recipient)
             var configuration = DeviceIdentifierConfiguration.default
             (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (service.accessGroup, .p256, .tpm)
             let identity = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
@@ -125,31 +128,43 @@ struct AppAttestTests {
                 try await service.keepAttestationKeyCertificate(try authority.certificate(forAttestationKey: stranger, tpm: tpm, at: Date()))
             }
             try await service.keepAttestationKeyCertificate(try authority.certificate(forAttestationKey: point, tpm: tpm, at: Date()))
+            let unsealed = await #expect(throws: AppAttestError.self) {
+                try await AppAttestService(team: "TEAMID", accessGroup: service.accessGroup, keyring: keyring.client(), counterFolder: counters)
+                    .attestKey(keyID, clientDataHash: hash)
+            }
+            guard case .serverUnavailable = unsealed else { Issue.record("\(String(describing: unsealed))"); return }
 
-            let object = try await service.attestKey(keyID, clientDataHash: hash)
+            // The evidence is sealed: the backend that relays it reads nothing of the TPM.
+            let sealed = try await service.attestKey(keyID, clientDataHash: hash)
+            #expect(sealed.firstRange(of: Self.attestMagic) == nil && sealed.firstRange(of: point) == nil)
+            #expect(throws: TPMAttestationError.self) { try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey()).openEvidence(sealed) }
+            let evidence = try opener.openEvidence(sealed)
+
+            // deviceid-server's check and its answer: Apple's object, which the verifiers backends run accept.
+            let verified = try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: hash, trustedRoots: [authority.rootCertificate])
+            #expect(verified.keyID.base64EncodedString() == keyID && verified.attestationKey == point && verified.environment == .development)
+            #expect(verified.isFor(appID: service.relyingParty) && !verified.isFor(appID: "OTHERTEAM.\(service.accessGroup)"))
+            let object = try Self.issuer(authority).attestationObject(for: verified, appID: service.relyingParty, clientDataHash: hash, riskMetric: 1, at: Date())
+            #expect(object.firstRange(of: Self.attestMagic) == nil && object.firstRange(of: point) == nil, "no TPMS_ATTEST, no attestation key")
             let registration = { (root: AttestationKeyAuthority) in
                 PyWebAuthn.Registration(
                     keyID: keyID, attestationObject: object, clientDataJSON: clientData, challenge: challenge, origin: Self.origin,
                     rpID: service.relyingParty, rootPEM: try root.rootCertificatePEM)
             }
             let verdict = try await PyWebAuthn.verifyRegistration(try registration(authority))
-            #expect(verdict.accepted && verdict.fmt == "tpm" && verdict.count == 0, "\(verdict)")
-            #expect(verdict.aaguid == "d2f04d62-05bc-4a6e-a9e1-12aef958132a")
+            #expect(verdict.accepted && verdict.fmt == "apple-appattest" && verdict.aaguid == "appattestdevelop" && verdict.count == 0, "\(verdict)")
             let elsewhere = try await PyWebAuthn.verifyRegistration(try registration(other))
-            #expect(!elsewhere.accepted && elsewhere.reason?.lowercased().contains("certificate chain") == true, "\(elsewhere)")
-            // deviceid-server's own check (its risk metric's): the same verdicts; and no byte of the object can change.
-            let verified = try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: [authority.rootCertificate])
-            #expect(verified.keyID.base64EncodedString() == keyID && verified.attestationKey == point)
-            #expect(verified.relyingPartyHash == Data(Digest.sha256(Data(service.relyingParty.utf8))))
+            #expect(!elsewhere.accepted, "\(elsewhere)")
+
             #expect(throws: TPMAttestationError.untrustedAttestationKey("unable to get local issuer certificate")) {
-                try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: [other.rootCertificate])
+                try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: hash, trustedRoots: [other.rootCertificate])
             }
             #expect(throws: TPMAttestationError.self) {
-                try VerifiedAppAttestation(attestationObject: object, clientDataHash: Data(repeating: 0, count: 32), trustedRoots: [authority.rootCertificate])
+                try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: Data(repeating: 0, count: 32), trustedRoots: [authority.rootCertificate])
             }
             var accepted: [Int] = []
-            for index in object.indices {
-                var altered = object
+            for index in evidence.indices {
+                var altered = evidence
                 altered[index] ^= 0x01
                 if (try? VerifiedAppAttestation(attestationObject: altered, clientDataHash: hash, trustedRoots: [authority.rootCertificate])) != nil {
                     accepted.append(index)
@@ -181,6 +196,15 @@ struct AppAttestTests {
             let spent = await #expect(throws: AppAttestError.self) { _ = try await assertion(service, keyID) }
             guard case .invalidKey = spent else { Issue.record("\(String(describing: spent))"); return }
         }
+    }
+
+    /// `TPM_GENERATED_VALUE`, which starts every `TPMS_ATTEST`.
+    static let attestMagic = Data([0xFF, 0x54, 0x43, 0x47])
+
+    /// App Attest's issuer under `authority`, as deviceid-server makes it.
+    static func issuer(_ authority: AttestationKeyAuthority) throws -> AppAttestAuthority {
+        let key = try AttestationKeyAuthority.makePrivateKey()
+        return try AppAttestAuthority(privateKey: key, intermediateCertificate: try authority.appAttestIntermediate(privateKey: key, at: Date()))
     }
 
     /// A new attestation CA, as deviceid-server makes its own.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// py_webauthn, a stock WebAuthn verifier, run on what App Attest makes (`Fixtures/webauthn-verify.py`), in the
-/// virtual environment `scripts/py-webauthn` makes: the one `DEVICEID_TEST_PYWEBAUTHN` names (`scripts/test` sets it),
+/// The verifiers backends run, on what App Attest makes (`Fixtures/webauthn-verify.py`): pyattest (App Attest's Python
+/// verifier) and py_webauthn (WebAuthn's `apple` format), in the virtual environment `scripts/py-webauthn` makes: the one `DEVICEID_TEST_PYWEBAUTHN` names (`scripts/test` sets it),
 /// else made now in the user's cache.
 public enum PyWebAuthn {
     /// One assertion as a relying party receives it.
@@ -44,27 +44,30 @@ public enum PyWebAuthn {
         let client_data_json: String
         let attestation_object: String
         let challenge: String
+        let production: Bool
 
-        /// The attestation object `attestationObject` of the key `keyID` (base64) for relying party `rpID`, with its
-        /// client data (JSON, whose `challenge` and `origin` are `challenge`, base64url, and `origin`), checked with
-        /// only `rootPEM` trusted for the `tpm` format.
+        /// Apple's attestation object `attestationObject` of the key `keyID` (base64) for the App ID `rpID`, with its
+        /// client data (JSON, whose `challenge` and `origin` are `challenge`, base64url, and `origin`), checked for
+        /// the production environment or not, with only `rootPEM` trusted.
         public init(
-            keyID: String, attestationObject: Data, clientDataJSON: Data, challenge: String, origin: String, rpID: String, rootPEM: String
+            keyID: String, attestationObject: Data, clientDataJSON: Data, challenge: String, origin: String, rpID: String, rootPEM: String,
+            production: Bool = false
         ) {
-            (rp_id, self.origin, root, id, self.challenge) = (rpID, origin, rootPEM, keyID, challenge)
+            (rp_id, self.origin, root, id, self.challenge, self.production) = (rpID, origin, rootPEM, keyID, challenge, production)
             client_data_json = clientDataJSON.base64EncodedString()
             attestation_object = attestationObject.base64EncodedString()
         }
     }
 
-    /// py_webauthn's `verify_registration_response` on `registration`.
+    /// pyattest's attestation check on `registration`, then py_webauthn's `verify_registration_response` of the same
+    /// certificate in WebAuthn's `apple` format.
     public static func verifyRegistration(_ registration: Registration) async throws -> Verdict {
         struct Request: Encodable { let registration: Registration }
         struct Response: Decodable { let registration: Verdict }
         return try JSONDecoder().decode(Response.self, from: try await verify(Request(registration: registration))).registration
     }
 
-    /// py_webauthn's `verify_authentication_response` on `assertions` in order, for relying party `rpID` and the key
+    /// pyattest's assertion check on `assertions` in order, with a backend's App ID and counter checks, for `rpID` and the key
     /// `publicKey` (COSE), starting from the counter `count`.
     public static func verifyAssertions(_ assertions: [Assertion], rpID: String, publicKey: Data, count: UInt32 = 0) async throws -> [Verdict] {
         struct Request: Encodable {

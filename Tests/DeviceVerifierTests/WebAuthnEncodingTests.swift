@@ -49,9 +49,13 @@ struct WebAuthnEncodingTests {
         #expect(assertion == Digest.sha256(Array("TEAMID.com.example.app".utf8)) + [0x01, 0x01, 0x02, 0x03, 0x04])
 
         let attestation = AuthenticatorData(
-            relyingParty: "TEAMID.com.example.app", counter: 0, attestedCredential: .init(id: id, publicKeyX963: point)).bytes
+            relyingParty: "TEAMID.com.example.app", counter: 0, attestedCredential: .init(id: id, publicKeyX963: point, environment: .development)).bytes
         #expect(Array(attestation[32...36]) == [0x41, 0, 0, 0, 0])
-        #expect(Array(attestation[37..<53]) == AuthenticatorData.aaguid)
+        #expect(Array(attestation[37..<53]) == Array("appattestdevelop".utf8))
+        let production = AuthenticatorData(
+            relyingParty: "TEAMID.com.example.app", counter: 0, attestedCredential: .init(id: id, publicKeyX963: point, environment: .production)).bytes
+        #expect(Array(production[37..<53]) == Array("appattest".utf8) + [UInt8](repeating: 0, count: 7))
+        #expect(AppAttestEnvironment(aaguid: production[37..<53]) == .production && AppAttestEnvironment(aaguid: AuthenticatorData.aaguid) == nil)
         #expect(Array(attestation[53..<55]) == [0, 32])
         #expect(Array(attestation[55..<87]) == id)
         let cose = "a5" + "0102" + "0326" + "2001" + "215820" + Array(point[1...32]).hexString + "225820" + Array(point[33...64]).hexString

@@ -322,7 +322,7 @@ struct TPMBindingStoreTests {
         }
     }
 
-    @Test("The attestation CA: made once per database, the same for every store; a rotation issues under a new root and keeps the old one pinned for a certificate's lifetime", arguments: Database.allCases)
+    @Test("The attestation CA: made once per database, the same for every store, with App Attest's intermediate; a rotation issues under a new root and keeps the old one answered while its App Attest certificates may be valid, and trusted for attestation keys a year; a revocation drops a generation at once", arguments: Database.allCases)
     func attestationCA(database: Database) async throws {
         try await database.with { running in
             let one = try await running.open()
@@ -333,18 +333,32 @@ struct TPMBindingStoreTests {
             let (first, second) = try await (loaded, alsoLoaded)
             let roots = { (ca: AttestationCA) in ca.pinnedRootsPEM.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1 }
             #expect(first.pinnedRootsPEM == second.pinnedRootsPEM && roots(first) == 1)
+            #expect(first.appAttest?.intermediateCertificate == second.appAttest?.intermediateCertificate && first.appAttest != nil)
 
             let rotated = try await AttestationCA.rotate(in: one, now: now)
             let newRoot = try rotated.current.rootCertificatePEM
             #expect(newRoot != first.pinnedRootsPEM && rotated.pinnedRootsPEM == newRoot + first.pinnedRootsPEM)
+            #expect(rotated.appAttest?.intermediateCertificate != first.appAttest?.intermediateCertificate)
             #expect(try await AttestationCA.load(from: other, now: now).pinnedRootsPEM == rotated.pinnedRootsPEM)
-            let yearLater = try await AttestationCA.load(from: other, now: now + AttestationKeyAuthority.certificateLifetime + 1)
-            #expect(yearLater.pinnedRootsPEM == newRoot)
+            let weekLater = try await AttestationCA.load(from: other, now: now + AppAttestAuthority.certificateLifetime + 86_400 + 1)
+            #expect(weekLater.pinnedRootsPEM == newRoot && weekLater.attestationKeyRoots.count == 2)
+            let yearLater = try await AttestationCA.load(from: other, now: now + AttestationKeyAuthority.certificateLifetime + 86_400 + 1)
+            #expect(yearLater.pinnedRootsPEM == newRoot && yearLater.attestationKeyRoots == [rotated.current.rootCertificate])
             // A name that merely starts alike is not a generation's; a prefix is matched as it is written.
             _ = try await one.secret(named: "attestation-ca/x", proposing: [1])
             _ = try await one.secret(named: "attestation_ca/1/key", proposing: [1])
-            #expect(try await one.secrets(prefixed: "attestation-ca/").count == 7)
+            #expect(try await one.secrets(prefixed: "attestation-ca/").count == 11)
             #expect(try await AttestationCA.load(from: one, now: now).pinnedRootsPEM == rotated.pinnedRootsPEM)
+
+            // Revoking the newest makes the next and drops it from every answer; the first stays as a rotation left it.
+            let revoked = try await AttestationCA.revoke(2, in: one, now: now)
+            #expect(revoked.generations.map(\.number) == [1, 2, 3] && revoked.generations.map(\.revoked) == [false, true, false])
+            #expect(revoked.pinnedRootsPEM == (try revoked.current.rootCertificatePEM) + first.pinnedRootsPEM)
+            #expect(!revoked.roots.contains(rotated.current.rootCertificate) && !revoked.attestationKeyRoots.contains(rotated.current.rootCertificate))
+            #expect(try await AttestationCA.load(from: other, now: now).pinnedRootsPEM == revoked.pinnedRootsPEM)
+            let older = try await AttestationCA.revoke(1, in: other, now: now)
+            #expect(older.pinnedRootsPEM == (try revoked.current.rootCertificatePEM) && older.attestationKeyRoots == [revoked.current.rootCertificate])
+            await #expect(throws: AttestationCAError.self) { try await AttestationCA.revoke(9, in: one, now: now) }
             await running.stop(one)
             if database == .postgres { await running.stop(other) }
         }

@@ -5,28 +5,46 @@ import OpenSSLSupport
 import SecureStorage
 import TPMSupport
 
-/// Attestation: the identity's attestation key (AK) certifies an App Attest key in the TPM, and the certificate that
-/// `deviceid-server`'s attestation CA issued for that AK, kept in the access group, lets any WebAuthn verifier that
-/// pins the CA's root accept it. Enrolling gets that certificate, once per identity: the backend relays the identity's
-/// credential activation (``enrollment(credentialBlob:encryptedSecret:)``) to `POST /v1/tpm/attestation_key_certificate`,
-/// and the app keeps what the server answers (``keepAttestationKeyCertificate(_:)``).
+/// Attestation, as Apple's: the identity's attestation key (AK) certifies an App Attest key in the TPM; that evidence,
+/// with the certificate `deviceid-server`'s attestation CA issued for the AK, goes sealed to the server, which checks
+/// it and answers Apple's attestation object for the key alone. Enrolling gets the AK's certificate, once per
+/// identity: the backend relays the identity's credential activation (``enrollment(credentialBlob:encryptedSecret:)``)
+/// to `POST /v1/tpm/attestation_key_certificate`, and the app keeps what the server answers
+/// (``keepAttestationKeyCertificate(_:)``).
 extension AppAttestService {
-    /// An attestation of the key `keyId` for `clientDataHash` (SHA-256 of the client data, 32 bytes): WebAuthn's
-    /// attestation object in the `tpm` format, CBOR `{fmt, attStmt, authData}`. The authenticator data introduces the
-    /// key (flags UP and AT, counter 0, swift-deviceid's AAGUID, the key id as the credential id, the COSE P-256 key)
-    /// for the relying party ``relyingParty``; `attStmt` holds the TPM's `TPM2_Certify` of the key by the identity's
-    /// attestation key over SHA-256 of the authenticator data and `clientDataHash`, and that key's certificate.
+    /// The TPM's evidence about the key `keyId` for `clientDataHash` (SHA-256 of the client data, 32 bytes), sealed to
+    /// the verifying server (the pinned key, else ``server``): the backend relays it, with the App ID ``relyingParty``
+    /// and `clientDataHash`, to `POST /v1/app_attest/attestation`, which answers Apple's attestation object
+    /// (`apple-appattest`) that any App Attest verifier checks with the server's root. The backend cannot read the
+    /// evidence: nothing of the TPM (its clock, the attestation key) reaches it.
     ///
-    /// ``AppAttestError/serverUnavailable(_:)`` until an attestation-key certificate of this identity is kept.
+    /// Inside, WebAuthn's `tpm` attestation object: authenticator data introducing the key (flags UP and AT, counter 0,
+    /// ``environment``'s AAGUID, the key id as the credential id, the COSE P-256 key) for ``relyingParty``, the TPM's
+    /// `TPM2_Certify` of the key by the identity's attestation key over SHA-256 of the authenticator data and
+    /// `clientDataHash`, and that key's certificate.
+    ///
+    /// ``AppAttestError/serverUnavailable(_:)`` until an attestation-key certificate of this identity is kept, or when
+    /// no server key is pinned or given.
     public func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data {
         let (id, stored) = try await key(keyId, clientDataHash: clientDataHash)
         guard let certificate = try await keptCertificate() else {
             throw AppAttestError.serverUnavailable("no attestation-key certificate is kept in \(accessGroup): enroll the identity first (`deviceid app-attest enroll`)")
         }
+        let recipient: AttestationRecipient
+        do {
+            guard let chosen = try await PinnedAttestationKey.read()?.recipient ?? server else {
+                throw AppAttestError.serverUnavailable(
+                    "no server key to seal the evidence to: give the verifying server's (GET /v1/tpm/attestation_key), or pin one")
+            }
+            recipient = chosen
+        } catch let error as AppAttestError {
+            throw error
+        } catch {
+            throw DeviceIdentifierError.wrapping(error)
+        }
         let identity = try await attestingKey()
-        let authenticatorData = AuthenticatorData(
-            relyingParty: relyingParty, counter: 0, attestedCredential: .init(id: id, publicKeyX963: Array(stored.publicKey))
-        ).bytes
+        let credential = AuthenticatorData.AttestedCredential(id: id, publicKeyX963: Array(stored.publicKey), environment: environment)
+        let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: 0, attestedCredential: credential).bytes
         let qualifyingData = Data(Digest.sha256(Data(authenticatorData) + clientDataHash))
         let certification = try await onTPM {
             try TPMAttestor.certify(wrappedKey: stored.wrappedKey, byAttestationKeyOf: identity, over: qualifyingData)
@@ -35,12 +53,18 @@ extension AppAttestService {
             throw AppAttestError.serverUnavailable(
                 "the attestation-key certificate kept in \(accessGroup) is for another identity's key (the identity was made again): enroll it again")
         }
+        let evidence: [UInt8]
         do {
-            return Data(try TPMAttestationObject.encoded(
+            evidence = try TPMAttestationObject.encoded(
                 authenticatorData: authenticatorData, certifiedKey: certification.certifiedKey, certifyInfo: certification.certifyInfo,
-                signature: certification.signature, certificates: [certificate]))
+                signature: certification.signature, certificates: [certificate])
         } catch {
             throw DeviceIdentifierError.tpmUnavailable("the TPM's certification cannot be read: \(error)")
+        }
+        do {
+            return try recipient.seal(evidence: Data(evidence))
+        } catch {
+            throw AppAttestError.serverUnavailable("the evidence cannot be sealed to the server's key: \(error)")
         }
     }
 

@@ -7,11 +7,14 @@ import Threading
 import TPMSupport
 
 /// App Attest, on Linux: Apple's `DCAppAttestService`, with P-256 keys made in this machine's TPM, where their private
-/// halves stay. An app makes a key (``generateKey()``), has it attested once, then signs its requests with assertions
-/// (``generateAssertion(_:clientDataHash:)``) that its backend checks with the key and a counter that only rises.
+/// halves stay. An app makes a key (``generateKey()``), has it attested once (``attestKey(_:clientDataHash:)``: the
+/// TPM's evidence, which the backend relays to `deviceid-server`, which answers Apple's attestation object), then signs
+/// its requests with assertions (``generateAssertion(_:clientDataHash:)``) that its backend checks with the key and a
+/// counter that only rises.
 ///
-/// The objects are WebAuthn's, as App Attest's are: authenticator data whose relying-party hash is SHA-256 of
-/// "TEAMID.access-group", and an ECDSA signature (DER) over the authenticator data followed by the client-data hash.
+/// The objects are Apple's: authenticator data whose relying-party hash is SHA-256 of the App ID
+/// "TEAMID.access-group", and an ECDSA-SHA-256 signature (DER) of the nonce SHA-256(authenticator data ‖
+/// client-data hash).
 /// Each key is kept in the access group (the TPM's wrapped key: useless to any other TPM), its counter in a file of
 /// its own (see ``counterFolder``).
 public struct AppAttestService: Sendable {
@@ -26,28 +29,38 @@ public struct AppAttestService: Sendable {
     /// counter value repeats.
     public let counterFolder: String?
 
+    /// The environment the attestations are for, as an app's App Attest entitlement chooses it on iOS.
+    public let environment: AppAttestEnvironment
+    /// The verifying server's key (`GET /v1/tpm/attestation_key`), which the TPM's evidence is sealed to, unless a key
+    /// is pinned (``PinnedAttestationKey``, which wins).
+    public let server: AttestationRecipient?
+
     /// The identity whose attestation key certifies the keys (``attestKey(_:clientDataHash:)``): `nil` for the access
     /// group's default identity with a P-256 key in the TPM, as `deviceid --key-protection tpm` makes it.
     let identifier: DefaultDeviceIdentifier?
 
     /// The service for `team`'s app that keeps its keys in `accessGroup` and their counters in `counterFolder`
-    /// (``defaultCounterFolder`` unless given). `identifier`, the identity whose attestation key certifies the keys,
-    /// must keep its key in the TPM; by default it is the access group's default identity, P-256 in the TPM.
+    /// (``defaultCounterFolder`` unless given), attesting them for `environment` to `server`. `identifier`, the
+    /// identity whose attestation key certifies the keys, must keep its key in the TPM; by default it is the access
+    /// group's default identity, P-256 in the TPM.
     public init(
         team: String, accessGroup: AccessGroup = .default, keyring: KeyringClient = KeyringClient(),
-        counterFolder: String? = AppAttestService.defaultCounterFolder, identifier: DefaultDeviceIdentifier? = nil
+        counterFolder: String? = AppAttestService.defaultCounterFolder, environment: AppAttestEnvironment = .development,
+        server: AttestationRecipient? = nil, identifier: DefaultDeviceIdentifier? = nil
     ) {
         self.team = team
         self.accessGroup = accessGroup
         self.keyring = keyring
         self.counterFolder = counterFolder
+        self.environment = environment
+        self.server = server
         self.identifier = identifier
     }
 
     /// `$XDG_STATE_HOME/swift-deviceid/app-attest`, by default `~/.local/state/swift-deviceid/app-attest`.
     public static var defaultCounterFolder: String? { AssertionCounter.folder(environment: ProcessInfo.processInfo.environment) }
 
-    /// The relying party's id, whose SHA-256 the authenticator data carries: "TEAMID.access-group".
+    /// The relying party's id, Apple's App ID, whose SHA-256 the authenticator data carries: "TEAMID.access-group".
     public var relyingParty: String { "\(team).\(accessGroup.rawValue)" }
 
     /// Whether App Attest works here: whether this process can use a TPM (opening it, bounded by the keyring's timeout).
@@ -85,7 +98,8 @@ public struct AppAttestService: Sendable {
 
     /// An assertion of the key `keyId` over `clientDataHash` (SHA-256 of the request's client data, 32 bytes): CBOR
     /// `{"signature", "authenticatorData"}`, as Apple's. The authenticator data carries a counter higher than in any
-    /// assertion of this key before; the TPM signs SHA-256 of the authenticator data followed by `clientDataHash`. The
+    /// assertion of this key before; the TPM signs (ECDSA with SHA-256) Apple's nonce, SHA-256 of the authenticator data
+    /// followed by `clientDataHash`, as App Attest's verifiers check it. The
     /// key's record is read from the keyring once per process, and the key loaded into the TPM once: an assertion then
     /// costs one TPM signature and the counter's synced write.
     public func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data {
@@ -102,7 +116,7 @@ public struct AppAttestService: Sendable {
             }
             let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: value).bytes
             let signature = try LoadedAppAttestKeys.signing(with: stored.wrappedKey) { (key) throws(OpenSSLFailure) in
-                try key.sign(Data(authenticatorData) + clientDataHash, raw: false)
+                try key.sign(Data(Digest.sha256(Data(authenticatorData) + clientDataHash)), raw: false)
             }
             return Data(CBOR.map([.text("signature"): .bytes(Array(signature)), .text("authenticatorData"): .bytes(authenticatorData)]).encoded)
         }

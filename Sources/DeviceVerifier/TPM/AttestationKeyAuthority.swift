@@ -1,15 +1,16 @@
 import FoundationEssentials
 import OpenSSLSupport
 
-/// An attestation CA for TPM attestation keys: what lets stock WebAuthn verifiers accept an App Attest key's `tpm`
-/// attestation on Linux, where no public CA certifies TPMs' attestation keys. A verifying server is one for its teams:
-/// once an attestation key passed ``TPMAttestationVerifier`` (the endorsement certificate chains to a trusted maker)
-/// and credential activation (the key lives beside that endorsement key), it certifies the key
-/// (``certificate(for:tpm:at:)``); a team's backend pins the authority's root (``rootCertificatePEM``), and only it.
+/// The attestation CA: its root certifies TPM attestation keys and App Attest's intermediate
+/// (``appAttestIntermediate(privateKey:at:)``, see ``AppAttestAuthority``), and a team's backend pins it
+/// (``rootCertificatePEM``), and only it. A verifying server is one for its teams: once an attestation key passed
+/// ``TPMAttestationVerifier`` (the endorsement certificate chains to a trusted maker) and credential activation (the
+/// key lives beside that endorsement key), it certifies the key (``certificate(for:tpm:at:)``). Those certificates go
+/// to the device and come back to the server with App Attest's evidence; no backend needs them.
 ///
-/// The certificates link nothing: their subject is empty, their serial numbers random, and they name the attestation
-/// key (one per identity: another team's or app's identity on the same TPM has another) and the TPM's maker, model
-/// and firmware version, never its endorsement key.
+/// They link nothing: their subject is empty, their serial numbers random, and they name the attestation key (one per
+/// identity: another team's or app's identity on the same TPM has another) and the TPM's maker, model and firmware
+/// version, never its endorsement key.
 public struct AttestationKeyAuthority: Sendable {
     private let key: P256Key
     private let root: X509Certificate
@@ -54,7 +55,7 @@ public struct AttestationKeyAuthority: Sendable {
         return try X509Certificate.authority(key: key, name: rootName, try issuance(at: date, lifetime: rootLifetime)).der()
     }
 
-    /// The root certificate as PEM text, as a backend pins it (py_webauthn's `pem_root_certs_bytes_by_fmt["tpm"]`).
+    /// The root certificate as PEM text, as a backend pins it for App Attest's attestations.
     public var rootCertificatePEM: String {
         get throws { try root.pem() }
     }
@@ -74,6 +75,18 @@ public struct AttestationKeyAuthority: Sendable {
             for: attestationKey, tpm: attributes.map { (oid: $0.0, value: $0.1) }, aaguid: AuthenticatorData.aaguid,
             try Self.issuance(at: date, lifetime: Self.certificateLifetime), signedWith: self.key
         ).der()
+    }
+
+    /// Whether the root may certify App Attest's intermediate: one made before App Attest allowed no CA below it.
+    public var issuesAppAttest: Bool { root.allowsSubordinateAuthority }
+
+    /// The certificate (DER) of App Attest's intermediate CA, whose private key is `privateKey` (as
+    /// ``makePrivateKey()`` makes one): valid from `date` until the root is no longer.
+    public func appAttestIntermediate(privateKey: [UInt8], at date: Date) throws -> Data {
+        let key = try privateKey.withUnsafeBytes { bytes throws(OpenSSLFailure) in try P256Key(privateKeyX963: bytes) }
+        var issuance = try Self.issuance(at: date, lifetime: Self.rootLifetime)
+        issuance = .init(serial: issuance.serial, notBefore: issuance.notBefore, notAfter: min(issuance.notAfter, try root.notAfter))
+        return try root.subordinateAuthority(key: key, name: AppAttestAuthority.intermediateName, issuance, signedWith: self.key).der()
     }
 
     /// Valid from `date` (less ``clockAllowance``) for `lifetime`, with a random serial number of 16 bytes.

@@ -28,9 +28,19 @@ public struct AttestationRecipient: Sendable, Hashable {
     /// `attestation` sealed to this recipient: a token header's `tps`, of one length whatever the TPM
     /// (``paddedMessage(_:)``).
     package func seal(_ attestation: TPMAttestation) throws -> Data {
-        Data(try Self.paddedMessage(try attestation.json).withUnsafeBytes { message in
-            try ECIES.seal(message, to: key, context: AttestationOpener.context)
-        })
+        try seal(try attestation.json, context: AttestationOpener.context)
+    }
+
+    /// App Attest's TPM evidence (WebAuthn's `tpm` attestation object) sealed to this recipient, as
+    /// `POST /v1/app_attest/attestation` takes it: the team's backend that relays it reads nothing of the TPM (no clock,
+    /// no attestation key). Its length (two bytes, big-endian) first, then padded as ``seal(_:)`` pads.
+    package func seal(evidence: Data) throws -> Data {
+        precondition(evidence.count <= VerifiedAppAttestation.maximumSize, "App Attest's evidence is at most 16 KiB")
+        return try seal(Data(CBOR.bigEndian(UInt64(evidence.count), count: 2)) + evidence, context: AttestationOpener.evidenceContext)
+    }
+
+    private func seal(_ message: Data, context: [UInt8]) throws -> Data {
+        Data(try Self.paddedMessage(message).withUnsafeBytes { message in try ECIES.seal(message, to: key, context: context) })
     }
 
     /// The length every sealed message is padded to: room for an endorsement certificate of 2,240 bytes beside an RSA
@@ -41,8 +51,12 @@ public struct AttestationRecipient: Sendable, Hashable {
     /// `json` followed by spaces (which every JSON reader skips, the server's of earlier versions too) up to
     /// ``paddedLength``, or for a longer one up to the next multiple of 512 bytes.
     static func paddedMessage(_ json: Data) -> Data {
-        let length = json.count <= paddedLength ? paddedLength : (json.count + 511) / 512 * 512
-        return json + Data(repeating: 0x20, count: length - json.count)
+        json + Data(repeating: 0x20, count: paddedLength(of: json.count) - json.count)
+    }
+
+    /// The length a message of `count` bytes is padded to.
+    static func paddedLength(of count: Int) -> Int {
+        count <= paddedLength ? paddedLength : (count + 511) / 512 * 512
     }
 }
 
@@ -54,6 +68,8 @@ public struct AttestationOpener: Sendable {
 
     /// What a sealed attestation is sealed under.
     static let context = Array("swift-deviceid/sealed-tpm-attestation/v1".utf8) + [0]
+    /// What App Attest's sealed evidence is sealed under: never mistaken for a token's attestation, nor one for it.
+    static let evidenceContext = Array("swift-deviceid/sealed-app-attest-evidence/v1".utf8) + [0]
 
     /// The opener whose private key is `privateKey` (`04‖X‖Y‖D`, 97 bytes, as ``makePrivateKey()`` makes it).
     public init(privateKey: [UInt8]) throws(TPMAttestationError) {
@@ -75,14 +91,34 @@ public struct AttestationOpener: Sendable {
     /// The attestation `sealed` (a token header's `tps`) holds; ``TPMAttestationError/malformed(_:)`` when it was not
     /// sealed to this key, or was altered.
     public func open(_ sealed: Data) throws(TPMAttestationError) -> TPMAttestation {
-        guard sealed.count > ECIES.overhead else { throw .malformed("the sealed attestation is too short") }
-        var message = [UInt8](repeating: 0, count: sealed.count - ECIES.overhead)
-        let authentic = try? sealed.withUnsafeBytes { sealed in
-            try message.withUnsafeMutableBytes { message in try ECIES.open(sealed, with: key, context: Self.context, into: message) }
-        }
-        guard authentic == true, let attestation = TPMAttestation(json: Data(message)) else {
+        guard let message = open(sealed, context: Self.context), let attestation = TPMAttestation(json: Data(message)) else {
             throw .malformed("the sealed attestation does not open with this server's key")
         }
         return attestation
+    }
+
+    /// App Attest's evidence `sealed` holds, as ``AttestationRecipient/seal(evidence:)`` sealed it;
+    /// ``TPMAttestationError/malformed(_:)`` when it was not sealed to this key, or was altered, or its length and
+    /// padding are not the one way of writing them.
+    public func openEvidence(_ sealed: Data) throws(TPMAttestationError) -> Data {
+        let most = AttestationRecipient.paddedLength(of: 2 + VerifiedAppAttestation.maximumSize) + ECIES.overhead
+        guard sealed.count <= most, let message = open(sealed, context: Self.evidenceContext), message.count >= 2 else {
+            throw .malformed("the sealed evidence does not open with this server's key")
+        }
+        let length = Int(message[0]) << 8 | Int(message[1])
+        guard length <= message.count - 2, message.count == AttestationRecipient.paddedLength(of: 2 + length),
+              message[(2 + length)...].allSatisfy({ $0 == 0x20 }) else {
+            throw .malformed("the sealed evidence is not padded as it is sealed")
+        }
+        return Data(message[2..<(2 + length)])
+    }
+
+    private func open(_ sealed: Data, context: [UInt8]) -> [UInt8]? {
+        guard sealed.count > ECIES.overhead else { return nil }
+        var message = [UInt8](repeating: 0, count: sealed.count - ECIES.overhead)
+        let authentic = try? sealed.withUnsafeBytes { sealed in
+            try message.withUnsafeMutableBytes { message in try ECIES.open(sealed, with: key, context: context, into: message) }
+        }
+        return authentic == true ? message : nil
     }
 }

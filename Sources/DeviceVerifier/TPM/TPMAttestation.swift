@@ -194,6 +194,8 @@ public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConverti
     case credentialRefused
     /// An App Attest attestation's attestation-key certificate is not from a trusted attestation CA (OpenSSL's reason).
     case untrustedAttestationKey(String)
+    /// An App Attest key is not one the TPM made to sign and keeps: the detail names the attribute that is wrong.
+    case unsuitableKey(String)
 
     /// What was wrong, in one line.
     public var description: String {
@@ -207,6 +209,7 @@ public enum TPMAttestationError: Error, Sendable, Hashable, CustomStringConverti
         case .badSignature: "the attestation key's signature does not verify"
         case .credentialRefused: "the device did not return the credential sealed to its TPM"
         case .untrustedAttestationKey(let reason): "the attestation key's certificate is not from a trusted attestation CA (\(reason))"
+        case .unsuitableKey(let detail): "the attested key is not one the TPM made and keeps (\(detail))"
         }
     }
 }

@@ -2,11 +2,11 @@ import FoundationEssentials
 import OpenSSLSupport
 
 /// WebAuthn's authenticator data, as App Attest's attestations and assertions carry it: the hash of the relying
-/// party's id, flags, the signature counter, and for an attestation the credential (the authenticator's AAGUID, the
-/// credential's id and its public key as a COSE key).
+/// party's id, flags, the signature counter, and for an attestation the credential (the App Attest environment's
+/// AAGUID, the credential's id and its public key as a COSE key).
 package struct AuthenticatorData: Sendable, Equatable {
-    /// swift-deviceid's authenticator model, in the AAGUID field of an attestation's authenticator data and in the
-    /// extension 1.3.6.1.4.1.45724.1.1.4 of the attestation key's certificate, which verifiers compare.
+    /// swift-deviceid's authenticator model, in the extension 1.3.6.1.4.1.45724.1.1.4 of an attestation key's
+    /// certificate.
     package static let aaguid: [UInt8] = [
         0xD2, 0xF0, 0x4D, 0x62, 0x05, 0xBC, 0x4A, 0x6E, 0xA9, 0xE1, 0x12, 0xAE, 0xF9, 0x58, 0x13, 0x2A,
     ]
@@ -17,10 +17,11 @@ package struct AuthenticatorData: Sendable, Equatable {
         package let id: [UInt8]
         /// The P-256 public key, as an X9.63 uncompressed point (65 bytes).
         package let publicKeyX963: [UInt8]
+        /// The App Attest environment, whose AAGUID the authenticator data carries.
+        package let environment: AppAttestEnvironment
 
-        package init(id: [UInt8], publicKeyX963: [UInt8]) {
-            self.id = id
-            self.publicKeyX963 = publicKeyX963
+        package init(id: [UInt8], publicKeyX963: [UInt8], environment: AppAttestEnvironment) {
+            (self.id, self.publicKeyX963, self.environment) = (id, publicKeyX963, environment)
         }
     }
 
@@ -49,7 +50,7 @@ package struct AuthenticatorData: Sendable, Equatable {
         bytes.append(Self.userPresent | (attestedCredential == nil ? 0 : Self.attestedCredentialData))
         bytes += CBOR.bigEndian(UInt64(counter), count: 4)
         if let credential = attestedCredential {
-            bytes += Self.aaguid
+            bytes += credential.environment.aaguid
             bytes += CBOR.bigEndian(UInt64(credential.id.count), count: 2)
             bytes += credential.id
             bytes += Self.coseKey(p256X963: credential.publicKeyX963).encoded

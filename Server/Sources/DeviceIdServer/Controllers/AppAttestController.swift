@@ -2,12 +2,14 @@ import DeviceVerifier
 import Foundation
 import Hummingbird
 
-/// App Attest's risk metric, as Apple's receipts carry it: `POST /v1/app_attest/risk_metric` takes an attestation a
-/// team's backend received (`attestation_object` and `client_data_hash`, base64), checks it as a WebAuthn verifier
-/// does with the attestation CA's roots (``VerifiedAppAttestation``), counts its key, and answers
-/// `{"risk_metric": N}`: how many distinct keys the team's apps had attested on that device — the TPM, by its pseudonym
-/// for the team — in the last ``window``, this one included. Another team's counts never enter it, and the answer
-/// carries nothing but the number.
+/// App Attest, as Apple's server answers it: `POST /v1/app_attest/attestation` takes the TPM's evidence about an App
+/// Attest key, which the app sealed to this server and the team's backend relays (`evidence`, with the App ID
+/// `app_id` — the team's, "TEAMID.access-group" — and `client_data_hash`, base64), checks it
+/// (``VerifiedAppAttestation``: an attestation key this CA certified for the team, a key the TPM made and keeps, the
+/// authenticator data the App ID's), counts its key, and answers `{"attestation_object": BASE64}`: Apple's attestation
+/// object (``AppAttestAuthority``), whose receipt carries the risk metric — how many distinct keys the team's apps had
+/// attested on that device (the TPM, by its pseudonym for the team) in the last ``window``, this one included.
+/// Another team's counts never enter it, and nothing of the TPM reaches the backend.
 struct AppAttestController: Sendable {
     let store: any BitStore
     let secrets: TPMSecrets
@@ -16,35 +18,51 @@ struct AppAttestController: Sendable {
     static let window: TimeInterval = 30 * 86_400
 
     func addRoutes(to routes: some RouterMethods<BasicRequestContext>, through endpoints: DeviceEndpoints) {
-        endpoints.post("app_attest/risk_metric", on: routes) { team, body, now in try await riskMetric(team, body, now) }
+        endpoints.post("app_attest/attestation", on: routes) { team, body, now in try await attestation(team, body, now) }
     }
 
     /// What the App Attest endpoint answers on a server started without trusted TPM makers: `404`, saying why.
     static func addAbsentRoutes(to routes: some RouterMethods<BasicRequestContext>) {
-        routes.post("app_attest/risk_metric") { _, _ in
+        routes.post("app_attest/attestation") { _, _ in
             Answer.text(.notFound, "TPM attestation is not enabled on this server (start it with --tpm-ca)")
         }
     }
 
-    private func riskMetric(_ team: Team, _ body: Data, _ now: Date) async throws -> Response {
-        guard let ca = secrets.attestationCA, (try? StrictJSON.check(body)) != nil, let fields = try? JSONDecoder().decode(Fields.self, from: body),
-              let object = Data(base64Encoded: fields.attestationObject), let hash = Data(base64Encoded: fields.clientDataHash),
-              let attested = try? VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: ca.roots) else {
+    private func attestation(_ team: Team, _ body: Data, _ now: Date) async throws -> Response {
+        guard (try? StrictJSON.check(body)) != nil, let fields = try? JSONDecoder().decode(Fields.self, from: body),
+              let sealed = Data(base64Encoded: fields.evidence), let hash = Data(base64Encoded: fields.clientDataHash), hash.count == 32 else {
             throw DeviceRequest.Refusal.attestationObject
         }
+        guard fields.appID.hasPrefix(team.id + "."), fields.appID.utf8.count <= 512 else { throw DeviceRequest.Refusal.appID }
+        let ca = try await secrets.attestationCA()
+        guard let issuer = ca.appAttest else {
+            return Answer.text(.serviceUnavailable, "The attestation CA predates App Attest: rotate it (deviceid-server attestation-ca --rotate)")
+        }
+        let attested: VerifiedAppAttestation
+        do {
+            guard let opener = secrets.attestationOpener else { throw DeviceRequest.Refusal.attestationObject }
+            attested = try VerifiedAppAttestation(
+                attestationObject: try opener.openEvidence(sealed), clientDataHash: hash, trustedRoots: ca.attestationKeyRoots)
+        } catch TPMAttestationError.unsuitableKey(let detail) {
+            throw DeviceRequest.Refusal.unsuitableKey(detail)
+        } catch {
+            throw DeviceRequest.Refusal.attestationObject
+        }
+        guard attested.isFor(appID: fields.appID) else { throw DeviceRequest.Refusal.appID }
         guard let count = try await store.countAttestedKey(
             Array(attested.keyID), by: Array(attested.attestationKey), team: team.id, at: now, since: now - Self.window) else {
             throw DeviceRequest.Refusal.uncertifiedAttestationKey
         }
-        return try Answer.json(RiskMetric(riskMetric: count))
+        let object = try issuer.attestationObject(for: attested, appID: fields.appID, clientDataHash: hash, riskMetric: count, at: now)
+        return try Answer.json(Attestation(attestationObject: object.base64EncodedString()))
     }
 
     private struct Fields: Decodable {
-        let attestationObject: String, clientDataHash: String
-        enum CodingKeys: String, CodingKey { case attestationObject = "attestation_object", clientDataHash = "client_data_hash" }
+        let appID: String, evidence: String, clientDataHash: String
+        enum CodingKeys: String, CodingKey { case appID = "app_id", evidence, clientDataHash = "client_data_hash" }
     }
 
-    private struct RiskMetric: Encodable {
-        let riskMetric: Int
+    private struct Attestation: Encodable {
+        let attestationObject: String
     }
 }

@@ -30,8 +30,12 @@ package struct DeviceRequest: Sendable {
         case bits, timestamp, transaction, attestation, credential
         /// The TPM's manufacturer, model or version is missing or not in the TCG's form.
         case tpmDescription
-        /// An App Attest attestation object (or its client-data hash) is missing, malformed, or does not verify.
+        /// App Attest's evidence (or its client-data hash) is missing, malformed, or does not verify.
         case attestationObject
+        /// The App ID is missing, not the team's, or not the one the evidence is for.
+        case appID
+        /// The attested key is not one the TPM made and keeps: the attribute that is wrong.
+        case unsuitableKey(String)
         /// The attestation object's attestation key was never certified for the team.
         case uncertifiedAttestationKey
 
@@ -45,7 +49,9 @@ package struct DeviceRequest: Sendable {
             case .attestation: "Missing or incorrectly formatted TPM attestation"
             case .credential: "Incorrect or expired credential"
             case .tpmDescription: "Missing or incorrectly formatted TPM manufacturer, model or version"
-            case .attestationObject: "Missing or incorrectly formatted attestation object"
+            case .attestationObject: "Missing or incorrectly formatted App Attest evidence"
+            case .appID: "Missing or incorrect app id"
+            case .unsuitableKey(let detail): "Attested key not made and kept by the TPM: \(detail)"
             case .uncertifiedAttestationKey: "Attestation key not certified for this team"
             }
         }
@@ -56,6 +62,8 @@ package struct DeviceRequest: Sendable {
             case .token(let problem): "token_" + problem.rawValue
             case .tpmDescription: "tpm_description"
             case .attestationObject: "attestation_object"
+            case .appID: "app_id"
+            case .unsuitableKey: "unsuitable_key"
             case .uncertifiedAttestationKey: "uncertified_attestation_key"
             default: String(describing: self)
             }

@@ -8,8 +8,9 @@ import Hummingbird
 /// `POST /v1/tpm/activate` takes it back, once, within ``credentialLifetime``, and binds the key to that TPM: from
 /// then on the key reads and writes its TPM's bits, shared by every key of that TPM.
 /// `POST /v1/tpm/attestation_key_certificate` does what `activate` does and answers, besides, a certificate of the
-/// token's attestation key from the server's attestation CA, whose roots `GET /v1/tpm/attestation_ca` answers (PEM,
-/// the newest first; see ``AttestationCA``): what App Attest's `tpm` attestations carry.
+/// token's attestation key from the server's attestation CA: what App Attest's evidence carries back to the server
+/// (``AppAttestController``). `GET /v1/tpm/attestation_ca` answers the roots backends pin for App Attest (PEM, the
+/// newest first; see ``AttestationCA``).
 struct TPMController: Sendable {
     let store: any BitStore
     let secrets: TPMSecrets
@@ -23,7 +24,7 @@ struct TPMController: Sendable {
             return try Answer.json(AttestationKey(attestationKey: CompactJWS.encoded(opener.recipient.publicKey)))
         }
         routes.get("tpm/attestation_ca") { _, _ in
-            guard let ca = secrets.attestationCA else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
+            guard let ca = try? await secrets.attestationCA() else { return Answer.text(.serviceUnavailable, "Service Unavailable") }
             return Answer.pem(ca.pinnedRootsPEM)
         }
         endpoints.post("tpm/activation_challenge", on: routes, answer: challenge)
@@ -60,7 +61,7 @@ struct TPMController: Sendable {
 
     @Sendable private func certify(_ call: DeviceCall) async throws -> Response {
         let fields = call.request.fields
-        guard let ca = secrets.attestationCA else { throw DeviceRequest.Refusal.attestation }
+        let ca = try await secrets.attestationCA()
         guard let manufacturer = fields.tpmManufacturer, let model = fields.tpmModel, let version = fields.tpmVersion,
               let tpm = TPMDescription(manufacturer: manufacturer, model: model, version: version) else { throw DeviceRequest.Refusal.tpmDescription }
         let (key, pseudonym) = try await activated(call)

@@ -2,83 +2,155 @@ import DeviceVerifier
 import Foundation
 
 /// The server's attestation CA (``AttestationKeyAuthority``) and its generations, kept in the store's secrets: every
-/// server sharing the store issues under the newest, and answers the roots a team's backend pins (``pinnedRootsPEM``).
+/// server sharing the store issues under the newest that is not revoked, and answers the roots a team's backend pins
+/// (``pinnedRootsPEM``). Each generation's root certifies attestation keys and App Attest's intermediate
+/// (``AppAttestAuthority``), which issues the certificates backends check.
 ///
-/// Generation *n* is the secrets `attestation-ca/n/key`, `attestation-ca/n/root` and `attestation-ca/n/created` (8
-/// bytes, seconds since 1970, big-endian). The first is made by the first server or command that asks; ``rotate(in:now:)``
-/// makes the next. Each is written as any secret is, the first proposal kept, so two servers never disagree on one.
-/// After a rotation the previous roots stay pinned for ``AttestationKeyAuthority/certificateLifetime``, as long as
-/// the certificates they issued are valid.
+/// Generation *n* is the secrets `attestation-ca/n/key`, `root`, `created` (8 bytes, seconds since 1970, big-endian),
+/// `intermediate-key` and `intermediate`, and `revoked` (a time, as `created`) once it is revoked. The first is made by
+/// the first server or command that asks; ``rotate(in:now:)`` makes the next; ``revoke(_:in:now:)`` revokes one (and
+/// makes the next when it was the newest). Each is written as any secret is, the first proposal kept, so two servers
+/// never disagree on one. After a rotation the previous root stays pinned while certificates it issued may be valid;
+/// a revoked one is dropped at once.
 package struct AttestationCA: Sendable {
-    /// The newest generation: it issues every certificate.
+    /// The newest generation not revoked: it certifies attestation keys.
     package let current: AttestationKeyAuthority
-    /// The roots a backend pins, DER: the newest first, then each older one whose certificates may still be valid.
+    /// App Attest's issuer under ``current``; `nil` when its root allows no intermediate (made before App Attest: rotate).
+    package let appAttest: AppAttestAuthority?
+    /// The roots a backend pins, DER: the newest first, then each older one, not revoked, whose App Attest
+    /// certificates may still be valid.
     package let roots: [Data]
     /// ``roots`` as PEM, one after the other.
     package let pinnedRootsPEM: String
+    /// The roots an attestation key's certificate is checked against: each generation not revoked whose certificates
+    /// of attestation keys may still be valid.
+    package let attestationKeyRoots: [Data]
+    /// The generations kept, each with whether it is revoked.
+    package let generations: [(number: Int, revoked: Bool)]
 
     /// The secrets' names start with this.
     static let prefix = "attestation-ca/"
     /// The most generations read: far more than any server rotates to.
     static let maximumGeneration = 100_000
 
-    /// The CA kept in `store`, its first generation made at `now` when there is none.
+    /// The CA kept in `store`, its first generation made at `now` when there is none, and the next when every one is
+    /// revoked.
     package static func load(from store: any BitStore, now: Date) async throws -> AttestationCA {
-        let generations = try await kept(in: store)
-        return try await ca(from: store, generations: generations.isEmpty ? [1] : generations, now: now)
+        let kept = try await Kept(store)
+        let numbers = kept.numbers.isEmpty ? [1] : kept.numbers
+        let live = numbers.filter { !kept.isRevoked($0) }
+        return try await ca(from: store, kept: kept, generations: live.isEmpty ? numbers + [numbers.last! + 1] : numbers, now: now)
     }
 
-    /// Makes the generation after the newest kept in `store`, created at `now`, and answers the CA with it. Servers
-    /// already running issue under the one they loaded until they restart.
+    /// Makes the generation after the newest kept in `store`, created at `now`, and answers the CA with it. Running
+    /// servers issue under it within ``TPMSecrets/reloadInterval``.
     package static func rotate(in store: any BitStore, now: Date) async throws -> AttestationCA {
-        let generations = try await kept(in: store)
-        return try await ca(from: store, generations: generations + [(generations.last ?? 0) + 1], now: now)
+        let kept = try await Kept(store)
+        return try await ca(from: store, kept: kept, generations: kept.numbers + [(kept.numbers.last ?? 0) + 1], now: now)
     }
 
-    /// The generations whose secrets `store` holds, in order.
-    private static func kept(in store: any BitStore) async throws -> [Int] {
-        Set(try await store.secrets(prefixed: prefix).keys.compactMap { name -> Int? in
-            let parts = name.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let number = Int(parts[0]), (1...maximumGeneration).contains(number), String(number) == parts[0] else { return nil }
-            return number
-        }).sorted()
+    /// Revokes the generation `number` (its key compromised): from now on no server answers its root, issues under it,
+    /// or accepts an attestation key it certified (the identities it certified enroll again). When it was the newest
+    /// not revoked, the next is made. ``AttestationCAError/noGeneration(_:)`` when the store keeps no such generation.
+    package static func revoke(_ number: Int, in store: any BitStore, now: Date) async throws -> AttestationCA {
+        let kept = try await Kept(store)
+        guard kept.numbers.contains(number) else { throw AttestationCAError.noGeneration(number) }
+        _ = try await store.secret(named: "\(prefix)\(number)/revoked", proposing: Self.bytes(of: now))
+        let wasNewest = kept.numbers.last(where: { !kept.isRevoked($0) }) == number
+        return wasNewest ? try await rotate(in: store, now: now) : try await load(from: store, now: now)
     }
 
-    /// The CA whose generations are `generations` (the last the newest), each read from `store` or, where a secret is
-    /// missing, made at `now` and proposed.
-    private static func ca(from store: any BitStore, generations: [Int], now: Date) async throws -> AttestationCA {
-        var made: [(authority: AttestationKeyAuthority, created: Date)] = []
-        for generation in generations {
-            let name = "\(prefix)\(generation)/"
-            let key = try await store.secret(named: name + "key", proposing: try AttestationKeyAuthority.makePrivateKey())
-            let root = try await store.secret(
-                named: name + "root", proposing: [UInt8](try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: now)))
-            let seconds = UInt64(max(0, now.timeIntervalSince1970))
-            let created = try await store.secret(named: name + "created", proposing: (0..<8).map { UInt8(truncatingIfNeeded: seconds >> (56 - 8 * $0)) })
-            guard created.count == 8 else { throw AttestationCAError.malformed(name + "created") }
-            let time = created.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            made.append((try AttestationKeyAuthority(privateKey: key, rootCertificate: Data(root)), Date(timeIntervalSince1970: TimeInterval(min(time, 1 << 40)))))
+    /// The generations' secrets as `store` keeps them, read at once.
+    private struct Kept {
+        let secrets: [String: [UInt8]]
+        let numbers: [Int]
+
+        init(_ store: any BitStore) async throws {
+            secrets = try await store.secrets(prefixed: AttestationCA.prefix)
+            numbers = Set(secrets.keys.compactMap { name -> Int? in
+                let parts = name.dropFirst(AttestationCA.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let number = Int(parts[0]), (1...AttestationCA.maximumGeneration).contains(number),
+                      String(number) == parts[0] else { return nil }
+                return number
+            }).sorted()
         }
-        guard let newest = made.last else { throw AttestationCAError.malformed(prefix) }
+
+        func isRevoked(_ number: Int) -> Bool { secrets["\(AttestationCA.prefix)\(number)/revoked"] != nil }
+    }
+
+    /// A generation as read.
+    private struct Generation {
+        let number: Int
+        let authority: AttestationKeyAuthority
+        let created: Date
+        let revoked: Bool
+    }
+
+    /// The CA whose generations are `generations` (the last the newest), each read from `kept` or, where a secret is
+    /// missing, made at `now` and proposed to `store`.
+    private static func ca(from store: any BitStore, kept: Kept, generations: [Int], now: Date) async throws -> AttestationCA {
+        func secret(_ name: String, _ make: () throws -> [UInt8]) async throws -> [UInt8] {
+            if let known = kept.secrets[prefix + name] { return known }
+            return try await store.secret(named: prefix + name, proposing: try make())
+        }
+        var made: [Generation] = []
+        for number in generations {
+            let key = try await secret("\(number)/key") { try AttestationKeyAuthority.makePrivateKey() }
+            let root = try await secret("\(number)/root") { [UInt8](try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: now)) }
+            let created = try time(try await secret("\(number)/created") { bytes(of: now) }, "\(number)/created")
+            made.append(Generation(
+                number: number, authority: try AttestationKeyAuthority(privateKey: key, rootCertificate: Data(root)), created: created,
+                revoked: kept.isRevoked(number)))
+        }
+        guard let newest = made.last(where: { !$0.revoked }) else { throw AttestationCAError.malformed(prefix) }
+        var appAttest: AppAttestAuthority?
+        if newest.authority.issuesAppAttest {
+            let name = "\(newest.number)/intermediate"
+            let key = try await secret(name + "-key") { try AttestationKeyAuthority.makePrivateKey() }
+            let certificate = try await secret(name) { [UInt8](try newest.authority.appAttestIntermediate(privateKey: key, at: now)) }
+            appAttest = try AppAttestAuthority(privateKey: key, intermediateCertificate: Data(certificate))
+        }
         // An older root is pinned while a certificate it issued may be valid: until its successor's creation and a
-        // certificate's lifetime.
-        var pinned = [newest.authority]
-        for (older, successor) in zip(made.dropLast(), made.dropFirst()).reversed()
-        where now < successor.created + AttestationKeyAuthority.certificateLifetime {
-            pinned.append(older.authority)
+        // certificate's lifetime (and a day, for servers that read the rotation late).
+        func pinned(for lifetime: TimeInterval) -> [AttestationKeyAuthority] {
+            var pinned = [newest.authority]
+            for (older, successor) in zip(made.dropLast(), made.dropFirst()).reversed()
+            where !older.revoked && older.number < newest.number && now < successor.created + lifetime + 86_400 {
+                pinned.append(older.authority)
+            }
+            return pinned
         }
+        let roots = pinned(for: AppAttestAuthority.certificateLifetime)
         return AttestationCA(
-            current: newest.authority, roots: pinned.map(\.rootCertificate), pinnedRootsPEM: try pinned.map { try $0.rootCertificatePEM }.joined())
+            current: newest.authority, appAttest: appAttest, roots: roots.map(\.rootCertificate),
+            pinnedRootsPEM: try roots.map { try $0.rootCertificatePEM }.joined(),
+            attestationKeyRoots: pinned(for: AttestationKeyAuthority.certificateLifetime).map(\.rootCertificate),
+            generations: made.map { ($0.number, $0.revoked) })
+    }
+
+    /// `date` as the secrets keep a time: 8 bytes, seconds since 1970, big-endian.
+    private static func bytes(of date: Date) -> [UInt8] {
+        let seconds = UInt64(max(0, date.timeIntervalSince1970))
+        return (0..<8).map { UInt8(truncatingIfNeeded: seconds >> (56 - 8 * $0)) }
+    }
+
+    /// The time the secret `bytes` (named `name`) keeps.
+    private static func time(_ bytes: [UInt8], _ name: String) throws -> Date {
+        guard bytes.count == 8 else { throw AttestationCAError.malformed(prefix + name) }
+        let seconds = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return Date(timeIntervalSince1970: TimeInterval(min(seconds, 1 << 40)))
     }
 }
 
-/// A generation of the attestation CA the store holds cannot be read.
-enum AttestationCAError: Error, CustomStringConvertible {
+/// The attestation CA the store holds cannot be read, or has no such generation.
+package enum AttestationCAError: Error, CustomStringConvertible {
     case malformed(String)
+    case noGeneration(Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .malformed(let name): "the attestation CA's secret \(name) in the database is malformed"
+        case .noGeneration(let number): "the database keeps no generation \(number) of the attestation CA"
         }
     }
 }

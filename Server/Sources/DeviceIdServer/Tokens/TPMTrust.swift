@@ -63,16 +63,20 @@ public struct TPMTrust: Sendable {
     }
 }
 
-/// The TPM secrets of one running application, read from its store once, before the API answers (``load()``): its
+/// The TPM secrets of one running application, read from its store before the API answers (``load()``): its
 /// ``TPMTrust``'s pseudonym secret, the key that opens the attestations devices seal to the server, and the attestation
-/// CA that certifies activated attestation keys (each made at random by the first server that asks, and then every
-/// server sharing the store's).
+/// CA that certifies activated attestation keys and App Attest's (each made at random by the first server that asks,
+/// and then every server sharing the store's). The CA is read again when what was read is older than
+/// ``reloadInterval``: a rotation or a revocation reaches every running server within seconds.
 package final class TPMSecrets: Sendable {
     let trust: TPMTrust
     private let store: any BitStore
     private let secret = NIOLockedValueBox<[UInt8]?>(nil)
     private let opener = NIOLockedValueBox<AttestationOpener?>(nil)
-    private let ca = NIOLockedValueBox<AttestationCA?>(nil)
+    private let ca = NIOLockedValueBox<(ca: AttestationCA, read: ContinuousClock.Instant)?>(nil)
+
+    /// How long the CA read is used before it is read again.
+    static let reloadInterval: Duration = .seconds(2)
 
     init(trust: TPMTrust, store: any BitStore) {
         (self.trust, self.store) = (trust, store)
@@ -85,17 +89,20 @@ package final class TPMSecrets: Sendable {
             let key = try AttestationOpener(privateKey: try await store.secret(named: TPMTrust.openerName, proposing: try AttestationOpener.makePrivateKey()))
             opener.withLockedValue { $0 = key }
         }
-        if ca.withLockedValue({ $0 }) == nil {
-            let loaded = try await AttestationCA.load(from: store, now: Date())
-            ca.withLockedValue { $0 = loaded }
-        }
+        _ = try await attestationCA()
     }
 
     /// The key that opens sealed attestations, once ``load()`` has read it.
     var attestationOpener: AttestationOpener? { opener.withLockedValue { $0 } }
 
-    /// The attestation CA, once ``load()`` has read it.
-    var attestationCA: AttestationCA? { ca.withLockedValue { $0 } }
+    /// The attestation CA, read again from the store when the one read is older than ``reloadInterval``.
+    func attestationCA() async throws -> AttestationCA {
+        if let known = ca.withLockedValue({ $0 }), known.read.duration(to: .now) < Self.reloadInterval { return known.ca }
+        let read = ContinuousClock.now
+        let loaded = try await AttestationCA.load(from: store, now: Date())
+        ca.withLockedValue { if $0 == nil || $0!.read < read { $0 = (loaded, read) } }
+        return loaded
+    }
 
     /// The pseudonym of `key`'s TPM for `team`.
     func pseudonym(of key: AttestedTPMKey, team: String) async throws -> String {
