@@ -83,7 +83,7 @@ struct TPMAttestationTests {
                 let refusal = await #expect(throws: DeviceIdentifierError.self) {
                     _ = try await DeviceCheckDevice.activateCredential(for: identifier, credentialBlob: altered, encryptedSecret: challenge.encryptedSecret)
                 }
-                #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
+                #expect(refusal.map { "\($0)" }?.contains(TPMAttestor.credentialRefused) == true, "\(String(describing: refusal))")
 
                 // The attestation key is made again from the TPM's seed and the key: the next token names the same one.
                 let again = try verifier(tpm).verify(try DeviceToken.verify(try await device.generateToken(), team: "TEAM"), openedWith: opener)
@@ -122,7 +122,7 @@ struct TPMAttestationTests {
                     _ = try await DeviceCheckDevice.activateCredential(
                         for: otherTeamsApp, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
-                #expect(refusal.map { "\($0)" }?.contains("refused the credential") == true, "\(String(describing: refusal))")
+                #expect(refusal.map { "\($0)" }?.contains(TPMAttestor.credentialRefused) == true, "\(String(describing: refusal))")
                 try challenge.check(try await DeviceCheckDevice.activateCredential(
                     for: app, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret))
 
@@ -305,7 +305,7 @@ struct TPMAttestationTests {
         }
     }
 
-    @Test("A credential sealed to another TPM's endorsement key is not released, and no secret is returned")
+    @Test("A credential sealed to another TPM's endorsement key is not released, and no secret is returned; the refusal reads as one for another identity of the same TPM")
     func otherTPM() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -319,6 +319,8 @@ struct TPMAttestationTests {
                         for: identifier, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
                 #expect(refusal != .tpmKeyFromAnotherTPM, "\(String(describing: refusal))")
+                // The same answer as a credential for another identity of the same TPM: a backend cannot tell which.
+                #expect(refusal.map { "\($0)" }?.contains(TPMAttestor.credentialRefused) == true, "\(String(describing: refusal))")
             }
         }
     }

@@ -103,11 +103,16 @@ package enum TPMAttestor {
         let ek = try endorsementKey(tpm)
         do {
             return try tpm.activateCredential(ak, ek, blob: blob, encryptedSecret: encryptedSecret)
-        } catch .keyFromAnotherTPM {
-            // The integrity check failed on the credential, not on a key anybody stored.
-            throw .failed("TPM2_ActivateCredential: the TPM refused the credential: it was sealed to another TPM or attestation key, or altered")
+        } catch .keyFromAnotherTPM, .failed {
+            // Whatever the TPM's response code, one answer: which code it was (an integrity check here, a secret that
+            // does not decrypt on another TPM) would tell a backend whether the challenge was this TPM's.
+            throw .failed(Self.credentialRefused)
         }
     }
+
+    /// What a credential the TPM will not release is reported as, whatever the TPM answered.
+    package static let credentialRefused =
+        "TPM2_ActivateCredential: the TPM refused the credential: it was sealed to another TPM or attestation key, or altered"
 
     /// The endorsement key (``TPMTemplate/endorsementKey``), made again in `tpm`.
     private static func endorsementKey(_ tpm: TSSContext) throws(TPMFailure) -> ESYS_TR {
