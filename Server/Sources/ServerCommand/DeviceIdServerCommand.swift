@@ -59,6 +59,7 @@ struct DatabaseOptions: ParsableArguments {
             switch error {
             case .unreachable(_, _, let temporary): status = temporary ? 75 : 69
             case .timedOut: status = 75
+            case .exposed: status = 77
             default: throw error
             }
             FileHandle.standardError.write(Data("deviceid-server: error: \(error)\n".utf8))

@@ -217,6 +217,11 @@ struct TPMBindingStoreTests {
                 _ = try await connection.query(statement, [])
             }
             try await connection.close()
+            // Made as earlier versions made it, readable by all under umask 022: refused, saying how to mend it.
+            chmod(path, 0o644)
+            let exposed = await #expect(throws: StoreError.self) { _ = try await SQLiteBitStore(path: path) }
+            #expect(exposed.map { "\($0)" } == "\(path) holds the server's secrets and its mode is 644: only its owner may read it; chmod 600 \(path)")
+            chmod(path, 0o600)
             store = try await SQLiteBitStore(path: path)
             try await store.whileRunning { try await check($0) }
         case .postgres:

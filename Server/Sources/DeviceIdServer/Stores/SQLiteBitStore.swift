@@ -10,12 +10,18 @@ public final class SQLiteBitStore: BitStore {
     private let connection: SQLiteConnection
     private let batched: BatchedBits
 
-    /// Opens (creating it and its directory if missing) the database file at `path`; `:memory:`, SQLite's name for
-    /// a database of the connection's own, keeps it in memory.
+    /// Opens (creating it, mode 0600, and its directory if missing) the database file at `path`;
+    /// ``StoreError/exposed(_:mode:)`` when it, its `-wal` or its `-shm` may be read by group or others. `:memory:`,
+    /// SQLite's name for a database of the connection's own, keeps it in memory.
     public init(path: String) async throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        if path != ":memory:" {
+            // Made 0600 here, the file gives its mode to the -wal and -shm SQLite makes beside it.
+            try PrivateFile.create(path)
+            for file in [path, path + "-wal", path + "-shm"] { try PrivateFile.check(file) }
         }
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
         self.connection = connection

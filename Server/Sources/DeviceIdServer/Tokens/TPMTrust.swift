@@ -26,12 +26,14 @@ public struct TPMTrust: Sendable {
     }
 
     /// Trust as `verifier` says, with the secret in the file at `secretFile` (its bytes, exactly) when given, else the
-    /// one the server's store keeps, made at random the first time any server asks.
+    /// one the server's store keeps, made at random the first time any server asks. A file that group or others may
+    /// read is refused (``StoreError/exposed(_:mode:)``).
     package init(verifier: TPMAttestationVerifier, secretFile: String?) throws {
         guard let secretFile else {
             self.init(verifier: verifier, givenSecret: nil)
             return
         }
+        try PrivateFile.check(secretFile)
         let handle: FileHandle
         do {
             handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: secretFile))
