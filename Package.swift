@@ -155,9 +155,12 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "DeviceIdUserDefaultsTests", dependencies: ["DeviceIdUserDefaults", "DeviceId", "SecureStorage", "Keyring", "DeviceIdTestSupport"]),
+        // CTSS2: the forgery tests speak to the TPM as a hostile device owner would (TPM2_LoadExternal).
         .testTarget(
             name: "DeviceCheckTests",
-            dependencies: ["DeviceCheck", "DeviceVerifier", "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport", "DeviceIdTestSupport"]
+            dependencies: [
+                "DeviceCheck", "DeviceVerifier", "DeviceId", "SecureStorage", "Keyring", "OpenSSLSupport", "TPMSupport", "CTSS2", "DeviceIdTestSupport",
+            ]
         ),
         .testTarget(name: "MainLoopIntegrationTests", dependencies: ["DeviceIdTestSupport"]),
         .testTarget(name: "DeviceIdCommandTests", dependencies: ["DeviceId", "Keyring", "SecureStorage", "DeviceIdTestSupport"]),

@@ -19,16 +19,23 @@ struct AttestationCACommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Flag(help: "Make the CA's next generation (the previous root stays pinned while its certificates may be valid).") var rotate = false
     @Option(help: "Revoke the generation numbered so (see the list this prints).") var revoke: Int?
+    @Option(help: ArgumentHelp(
+        "Keep the private keys of a generation made now in this PEM file (made mode 0600), not in the database; read "
+            + "the keys of generations made so from it. Servers that issue under them need it (serve --attestation-ca-key-file).",
+        valueName: "file"))
+    var keyFile: String?
 
     func validate() throws {
         guard !(rotate && revoke != nil) else { throw ValidationError("--rotate and --revoke exclude each other") }
     }
 
     func run() async throws {
-        let (rotate, revoke) = (rotate, revoke)
+        let (rotate, revoke, keyFile) = (rotate, revoke, keyFile.map(AttestationCAKeyFile.init(path:)))
         let ca = try await database.withStore { store in
-            if let revoke { return try await AttestationCA.revoke(revoke, in: store, now: Date()) }
-            return rotate ? try await AttestationCA.rotate(in: store, now: Date()) : try await AttestationCA.load(from: store, now: Date())
+            if let revoke { return try await AttestationCA.revoke(revoke, in: store, keyFile: keyFile, now: Date()) }
+            return rotate
+                ? try await AttestationCA.rotate(in: store, keyFile: keyFile, now: Date())
+                : try await AttestationCA.load(from: store, keyFile: keyFile, now: Date())
         }
         for generation in ca.generations {
             FileHandle.standardError.write(Data("generation \(generation.number)\(generation.revoked ? ": revoked" : "")\n".utf8))

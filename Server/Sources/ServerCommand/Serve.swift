@@ -45,6 +45,11 @@ struct Serve: AsyncParsableCommand {
             + "(default: one made at random on first start and kept in the database)",
         valueName: "file"))
     var tpmPseudonymSecretFile: String?
+    @Option(help: ArgumentHelp(
+        "With --tpm-ca: the PEM file (mode 0600) that holds the attestation CA's private keys, instead of the database: "
+            + "generations made while it is given keep their keys there (see attestation-ca --key-file).",
+        valueName: "file"))
+    var attestationCAKeyFile: String?
 
     /// The options, read once into what the server is told; a bad one is a usage error naming it.
     private func configuration() throws -> ServerConfiguration {
@@ -56,13 +61,24 @@ struct Serve: AsyncParsableCommand {
                 } catch {
                     throw ConfigurationError("--tpm-ca \(path): \(error)")
                 }
+                var trust: TPMTrust
                 do {
-                    return try TPMTrust(verifier: makers, secretFile: tpmPseudonymSecretFile)
+                    trust = try TPMTrust(verifier: makers, secretFile: tpmPseudonymSecretFile)
                 } catch {
                     throw ConfigurationError("--tpm-pseudonym-secret-file: \(error)")
                 }
+                if let attestationCAKeyFile {
+                    do {
+                        try PrivateFile.check(attestationCAKeyFile)
+                    } catch {
+                        throw ConfigurationError("--attestation-ca-key-file: \(error)")
+                    }
+                    trust.caKeyFile = AttestationCAKeyFile(path: attestationCAKeyFile)
+                }
+                return trust
             }
             if tpmPseudonymSecretFile != nil, tpm == nil { throw ConfigurationError("--tpm-pseudonym-secret-file goes with --tpm-ca") }
+            if attestationCAKeyFile != nil, tpm == nil { throw ConfigurationError("--attestation-ca-key-file goes with --tpm-ca") }
             guard (tlsCert == nil) == (tlsKey == nil) else { throw ConfigurationError("--tls-cert and --tls-key go together") }
             guard [idleTimeout, readTimeout, teamRefresh].allSatisfy((1...3600).contains) else {
                 throw ConfigurationError("--idle-timeout, --read-timeout and --team-refresh take 1 to 3600 seconds")

@@ -369,6 +369,36 @@ struct TPMBindingStoreTests {
         }
     }
 
+    @Test("The attestation CA's keys in a key file: a generation made with it keeps its two keys there (made mode 0600) and only its certificates in the database; without the file it issues nothing, saying where its keys are; a file group or others may read is refused", arguments: Database.allCases)
+    func attestationCAKeyFile(database: Database) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-ca-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = AttestationCAKeyFile(path: directory + "/ca-keys.pem")
+        func keys() throws -> Int { try AttestationCAKeys(pem: [UInt8](try Data(contentsOf: URL(fileURLWithPath: file.path)))).count }
+        try await database.with { running in
+            let store = try await running.open()
+            let now = Date()
+            let made = try await AttestationCA.load(from: store, keyFile: file, now: now)
+            let count = try keys()
+            #expect(made.appAttest != nil && count == 2)
+            #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+            #expect(Set(try await store.secrets(prefixed: "attestation-ca/").keys)
+                    == ["attestation-ca/1/root", "attestation-ca/1/created", "attestation-ca/1/intermediate"])
+            let again = try await AttestationCA.load(from: store, keyFile: file, now: now)
+            #expect(again.pinnedRootsPEM == made.pinnedRootsPEM && again.appAttest?.intermediateCertificate == made.appAttest?.intermediateCertificate)
+            let elsewhere = await #expect(throws: AttestationCAError.self) { try await AttestationCA.load(from: store, now: now) }
+            #expect(elsewhere.map { "\($0)" }?.contains("--attestation-ca-key-file") == true)
+            chmod(file.path, 0o644)
+            await #expect(throws: StoreError.self) { try await AttestationCA.load(from: store, keyFile: file, now: now) }
+            chmod(file.path, 0o600)
+            let rotated = try await AttestationCA.rotate(in: store, keyFile: file, now: now)
+            let countAfter = try keys()
+            #expect(countAfter == 4 && rotated.pinnedRootsPEM.hasSuffix(made.pinnedRootsPEM) && rotated.pinnedRootsPEM != made.pinnedRootsPEM)
+            await running.stop(store)
+        }
+    }
+
     @Test("App Attest's count: distinct keys per team and TPM, within the window; nothing for an attestation key never certified for the team; gone with the team", arguments: Database.allCases)
     func attestedKeys(database: Database) async throws {
         try await database.with { running in

@@ -24,8 +24,19 @@ public struct AppAttestAuthority: Sendable {
     /// (DER, as ``AttestationKeyAuthority/appAttestIntermediate(privateKey:at:)`` makes it);
     /// ``TPMAttestationError/malformed(_:)`` when either cannot be read or they are not one key's.
     public init(privateKey: [UInt8], intermediateCertificate: Data) throws(TPMAttestationError) {
+        let key: P256Key
         do {
             key = try privateKey.withUnsafeBytes { bytes throws(OpenSSLFailure) in try P256Key(privateKeyX963: bytes) }
+        } catch {
+            throw .malformed("App Attest's intermediate: \(error)")
+        }
+        try self.init(key: key, intermediateCertificate: intermediateCertificate)
+    }
+
+    /// The issuer whose private key is `key` and whose certificate is `intermediateCertificate` (DER).
+    package init(key: P256Key, intermediateCertificate: Data) throws(TPMAttestationError) {
+        self.key = key
+        do {
             intermediate = try X509Certificate(der: intermediateCertificate)
             guard try intermediate.p256PublicKey().publicKeyX963() == key.publicKeyX963() else {
                 throw TPMAttestationError.malformed("App Attest's intermediate certificate is for another key")

@@ -30,8 +30,19 @@ public struct AttestationKeyAuthority: Sendable {
     /// and whose root certificate is `rootCertificate` (DER, as ``makeRootCertificate(privateKey:at:)`` makes it);
     /// ``TPMAttestationError/malformed(_:)`` when either cannot be read or the root is not for that key.
     public init(privateKey: [UInt8], rootCertificate: Data) throws(TPMAttestationError) {
+        let key: P256Key
         do {
             key = try privateKey.withUnsafeBytes { bytes throws(OpenSSLFailure) in try P256Key(privateKeyX963: bytes) }
+        } catch {
+            throw .malformed("the attestation CA: \(error)")
+        }
+        try self.init(key: key, rootCertificate: rootCertificate)
+    }
+
+    /// The authority whose private key is `key` and whose root certificate is `rootCertificate` (DER).
+    package init(key: P256Key, rootCertificate: Data) throws(TPMAttestationError) {
+        self.key = key
+        do {
             root = try X509Certificate(der: rootCertificate)
             guard try root.p256PublicKey().publicKeyX963() == key.publicKeyX963() else {
                 throw TPMAttestationError.malformed("the attestation CA's root certificate is for another key")
@@ -58,6 +69,11 @@ public struct AttestationKeyAuthority: Sendable {
     /// The root certificate as PEM text, as a backend pins it for App Attest's attestations.
     public var rootCertificatePEM: String {
         get throws { try root.pem() }
+    }
+
+    /// A root certificate (DER) as PEM text, as ``rootCertificatePEM`` writes one.
+    public static func pem(ofRootCertificate certificate: Data) throws -> String {
+        try X509Certificate(der: certificate).pem()
     }
 
     /// A certificate (DER) for the attestation key of `key`, in the TPM that `tpm` describes, in the TCG's AIK profile

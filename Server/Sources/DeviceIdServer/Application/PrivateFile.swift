@@ -5,7 +5,7 @@ import Foundation
 /// 0600, and refused when group or others may read or write them.
 package enum PrivateFile {
     /// Makes the empty file `path`, mode 0600, unless it exists.
-    static func create(_ path: String) throws {
+    package static func create(_ path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             if errno == EEXIST { return }
@@ -15,7 +15,7 @@ package enum PrivateFile {
     }
 
     /// Throws ``StoreError/exposed(_:mode:)`` when the file `path` exists and group or others may read or write it.
-    static func check(_ path: String) throws(StoreError) {
+    package static func check(_ path: String) throws(StoreError) {
         var status = stat()
         guard stat(path, &status) == 0 else { return }
         let mode = status.st_mode & 0o777

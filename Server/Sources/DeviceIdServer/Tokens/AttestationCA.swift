@@ -8,10 +8,12 @@ import Foundation
 ///
 /// Generation *n* is the secrets `attestation-ca/n/key`, `root`, `created` (8 bytes, seconds since 1970, big-endian),
 /// `intermediate-key` and `intermediate`, and `revoked` (a time, as `created`) once it is revoked. The first is made by
-/// the first server or command that asks; ``rotate(in:now:)`` makes the next; ``revoke(_:in:now:)`` revokes one (and
-/// makes the next when it was the newest). Each is written as any secret is, the first proposal kept, so two servers
-/// never disagree on one. After a rotation the previous root stays pinned while certificates it issued may be valid;
-/// a revoked one is dropped at once.
+/// the first server or command that asks; ``rotate(in:keyFile:now:)`` makes the next; ``revoke(_:in:keyFile:now:)``
+/// revokes one (and makes the next when it was the newest). Each is written as any secret is, the first proposal kept,
+/// so two servers never disagree on one. Given a key file (``AttestationCAKeyFile``), a generation made then keeps its
+/// two private keys there instead, and the database only its certificates: every server that issues under it needs
+/// the file. After a rotation the previous root stays pinned while certificates it issued may be valid; a revoked one
+/// is dropped at once.
 package struct AttestationCA: Sendable {
     /// The newest generation not revoked: it certifies attestation keys.
     package let current: AttestationKeyAuthority
@@ -35,29 +37,29 @@ package struct AttestationCA: Sendable {
 
     /// The CA kept in `store`, its first generation made at `now` when there is none, and the next when every one is
     /// revoked.
-    package static func load(from store: any BitStore, now: Date) async throws -> AttestationCA {
+    package static func load(from store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
         let numbers = kept.numbers.isEmpty ? [1] : kept.numbers
         let live = numbers.filter { !kept.isRevoked($0) }
-        return try await ca(from: store, kept: kept, generations: live.isEmpty ? numbers + [numbers.last! + 1] : numbers, now: now)
+        return try await ca(from: store, kept: kept, generations: live.isEmpty ? numbers + [numbers.last! + 1] : numbers, keyFile: keyFile, now: now)
     }
 
     /// Makes the generation after the newest kept in `store`, created at `now`, and answers the CA with it. Running
     /// servers issue under it within ``TPMSecrets/reloadInterval``.
-    package static func rotate(in store: any BitStore, now: Date) async throws -> AttestationCA {
+    package static func rotate(in store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
-        return try await ca(from: store, kept: kept, generations: kept.numbers + [(kept.numbers.last ?? 0) + 1], now: now)
+        return try await ca(from: store, kept: kept, generations: kept.numbers + [(kept.numbers.last ?? 0) + 1], keyFile: keyFile, now: now)
     }
 
     /// Revokes the generation `number` (its key compromised): from now on no server answers its root, issues under it,
     /// or accepts an attestation key it certified (the identities it certified enroll again). When it was the newest
     /// not revoked, the next is made. ``AttestationCAError/noGeneration(_:)`` when the store keeps no such generation.
-    package static func revoke(_ number: Int, in store: any BitStore, now: Date) async throws -> AttestationCA {
+    package static func revoke(_ number: Int, in store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
         guard kept.numbers.contains(number) else { throw AttestationCAError.noGeneration(number) }
         _ = try await store.secret(named: "\(prefix)\(number)/revoked", proposing: Self.bytes(of: now))
         let wasNewest = kept.numbers.last(where: { !kept.isRevoked($0) }) == number
-        return wasNewest ? try await rotate(in: store, now: now) : try await load(from: store, now: now)
+        return wasNewest ? try await rotate(in: store, keyFile: keyFile, now: now) : try await load(from: store, keyFile: keyFile, now: now)
     }
 
     /// The generations' secrets as `store` keeps them, read at once.
@@ -78,53 +80,79 @@ package struct AttestationCA: Sendable {
         func isRevoked(_ number: Int) -> Bool { secrets["\(AttestationCA.prefix)\(number)/revoked"] != nil }
     }
 
-    /// A generation as read.
+    /// A generation as read: its root certificate (DER); its keys are read for the newest alone.
     private struct Generation {
         let number: Int
-        let authority: AttestationKeyAuthority
+        let root: Data
         let created: Date
         let revoked: Bool
     }
 
     /// The CA whose generations are `generations` (the last the newest), each read from `kept` or, where a secret is
-    /// missing, made at `now` and proposed to `store`.
-    private static func ca(from store: any BitStore, kept: Kept, generations: [Int], now: Date) async throws -> AttestationCA {
+    /// missing, made at `now` and proposed to `store`: its private keys kept in `keyFile` when one is given, else in
+    /// the database.
+    private static func ca(
+        from store: any BitStore, kept: Kept, generations: [Int], keyFile: AttestationCAKeyFile?, now: Date
+    ) async throws -> AttestationCA {
+        var known = kept.secrets
         func secret(_ name: String, _ make: () throws -> [UInt8]) async throws -> [UInt8] {
-            if let known = kept.secrets[prefix + name] { return known }
-            return try await store.secret(named: prefix + name, proposing: try make())
+            if let value = known[prefix + name] { return value }
+            let value = try await store.secret(named: prefix + name, proposing: try make())
+            known[prefix + name] = value
+            return value
         }
+        /// A new private key for `name`: appended to the key file when there is one, else proposed to the database.
+        func newKey(_ name: String) async throws -> [UInt8] {
+            guard let keyFile else { return try await secret(name) { try AttestationKeyAuthority.makePrivateKey() } }
+            let key = try AttestationKeyAuthority.makePrivateKey()
+            try keyFile.append(key)
+            return key
+        }
+        /// The key file's keys, for a certificate whose key the database does not hold (`name`, for the message).
+        func fileKeys(_ name: String) throws -> AttestationCAKeys {
+            guard let keyFile else { throw AttestationCAError.keyElsewhere(prefix + name) }
+            return try keyFile.read()
+        }
+
         var made: [Generation] = []
         for number in generations {
-            let key = try await secret("\(number)/key") { try AttestationKeyAuthority.makePrivateKey() }
-            let root = try await secret("\(number)/root") { [UInt8](try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: now)) }
+            var root = known[prefix + "\(number)/root"]
+            if root == nil {
+                let key = try await newKey("\(number)/key")
+                root = try await secret("\(number)/root") { [UInt8](try AttestationKeyAuthority.makeRootCertificate(privateKey: key, at: now)) }
+            }
             let created = try time(try await secret("\(number)/created") { bytes(of: now) }, "\(number)/created")
-            made.append(Generation(
-                number: number, authority: try AttestationKeyAuthority(privateKey: key, rootCertificate: Data(root)), created: created,
-                revoked: kept.isRevoked(number)))
+            made.append(Generation(number: number, root: Data(root!), created: created, revoked: kept.isRevoked(number)))
         }
         guard let newest = made.last(where: { !$0.revoked }) else { throw AttestationCAError.malformed(prefix) }
+        let current = try known[prefix + "\(newest.number)/key"].map { try AttestationKeyAuthority(privateKey: $0, rootCertificate: newest.root) }
+            ?? AttestationKeyAuthority(rootCertificate: newest.root, keys: try fileKeys("\(newest.number)/key"))
         var appAttest: AppAttestAuthority?
-        if newest.authority.issuesAppAttest {
+        if current.issuesAppAttest {
             let name = "\(newest.number)/intermediate"
-            let key = try await secret(name + "-key") { try AttestationKeyAuthority.makePrivateKey() }
-            let certificate = try await secret(name) { [UInt8](try newest.authority.appAttestIntermediate(privateKey: key, at: now)) }
-            appAttest = try AppAttestAuthority(privateKey: key, intermediateCertificate: Data(certificate))
+            var certificate = known[prefix + name]
+            if certificate == nil {
+                let key = try await newKey(name + "-key")
+                certificate = try await secret(name) { [UInt8](try current.appAttestIntermediate(privateKey: key, at: now)) }
+            }
+            appAttest = try known[prefix + name + "-key"].map { try AppAttestAuthority(privateKey: $0, intermediateCertificate: Data(certificate!)) }
+                ?? AppAttestAuthority(intermediateCertificate: Data(certificate!), keys: try fileKeys(name + "-key"))
         }
         // An older root is pinned while a certificate it issued may be valid: until its successor's creation and a
         // certificate's lifetime (and a day, for servers that read the rotation late).
-        func pinned(for lifetime: TimeInterval) -> [AttestationKeyAuthority] {
-            var pinned = [newest.authority]
+        func pinned(for lifetime: TimeInterval) -> [Data] {
+            var pinned = [newest.root]
             for (older, successor) in zip(made.dropLast(), made.dropFirst()).reversed()
             where !older.revoked && older.number < newest.number && now < successor.created + lifetime + 86_400 {
-                pinned.append(older.authority)
+                pinned.append(older.root)
             }
             return pinned
         }
         let roots = pinned(for: AppAttestAuthority.certificateLifetime)
         return AttestationCA(
-            current: newest.authority, appAttest: appAttest, roots: roots.map(\.rootCertificate),
-            pinnedRootsPEM: try roots.map { try $0.rootCertificatePEM }.joined(),
-            attestationKeyRoots: pinned(for: AttestationKeyAuthority.certificateLifetime).map(\.rootCertificate),
+            current: current, appAttest: appAttest, roots: roots,
+            pinnedRootsPEM: try roots.map { try AttestationKeyAuthority.pem(ofRootCertificate: $0) }.joined(),
+            attestationKeyRoots: pinned(for: AttestationKeyAuthority.certificateLifetime),
             generations: made.map { ($0.number, $0.revoked) })
     }
 
@@ -142,15 +170,22 @@ package struct AttestationCA: Sendable {
     }
 }
 
-/// The attestation CA the store holds cannot be read, or has no such generation.
+/// The attestation CA the store holds cannot be read, has no such generation, or keeps its keys elsewhere.
 package enum AttestationCAError: Error, CustomStringConvertible {
     case malformed(String)
     case noGeneration(Int)
+    /// The key `name` is in no key file given: the generation was made with one.
+    case keyElsewhere(String)
+    /// The key file cannot be used: why.
+    case keyFile(String, String)
 
     package var description: String {
         switch self {
         case .malformed(let name): "the attestation CA's secret \(name) in the database is malformed"
         case .noGeneration(let number): "the database keeps no generation \(number) of the attestation CA"
+        case .keyElsewhere(let name):
+            "the attestation CA's key \(name) is not in the database: its generation was made with a key file; give it (--attestation-ca-key-file)"
+        case .keyFile(let path, let reason): "the attestation CA's key file \(path) cannot be used: \(reason)"
         }
     }
 }

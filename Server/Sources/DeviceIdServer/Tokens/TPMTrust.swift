@@ -10,6 +10,8 @@ public struct TPMTrust: Sendable {
     public let verifier: TPMAttestationVerifier
     /// The secret given, or `nil` for the one the server's store keeps.
     private let givenSecret: [UInt8]?
+    /// Where the attestation CA's private keys are kept outside the database, if they are.
+    package var caKeyFile: AttestationCAKeyFile?
 
     /// The shortest secret taken: 256 bits.
     public static let minimumSecretSize = 32
@@ -101,7 +103,7 @@ package final class TPMSecrets: Sendable {
     func attestationCA() async throws -> AttestationCA {
         if let known = ca.withLockedValue({ $0 }), known.read.duration(to: .now) < Self.reloadInterval { return known.ca }
         let read = ContinuousClock.now
-        let loaded = try await AttestationCA.load(from: store, now: Date())
+        let loaded = try await AttestationCA.load(from: store, keyFile: trust.caKeyFile, now: Date())
         ca.withLockedValue { if $0 == nil || $0!.read < read { $0 = (loaded, read) } }
         return loaded
     }
