@@ -198,6 +198,62 @@ struct AppAttestTests {
         }
     }
 
+    @Test("Two teams' attestation objects for one device link it no more than two devices' do: every run of 12 bytes or more they share is, but for its ends, in an object of the same length for a key of another TPM")
+    func nothingLinksTeams() async throws {
+        defer { try? FileManager.default.removeItem(atPath: counters) }
+        try await PrivateTPM.with { tpm in
+            try await PrivateKeyring.with { keyring in
+                let (authority, now) = (try Self.authority(), Date())
+                let issuer = try Self.issuer(authority)
+                let tpmDescription = try #require(TPMDescription(manufacturer: "id:49424D00", model: "SW TPM", version: "id:20191023"))
+                /// Apple's object for a key of `team`'s app on this TPM, as deviceid-server answers it (enrolled, attested,
+                /// issued), and a function that issues it again (another serial, another signature).
+                func object(_ team: String, _ group: AccessGroup) async throws -> (Data, again: () throws -> Data) {
+                    let opener = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+                    let service = AppAttestService(team: team, accessGroup: group, keyring: keyring.client(), counterFolder: counters, server: opener.recipient)
+                    var configuration = DeviceIdentifierConfiguration.default
+                    (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (group, .p256, .tpm)
+                    let identity = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+                    _ = try await identity.identity()
+                    let wrapped = try #require(try await identity.wrappedTPMKey(creating: false))
+                    let point = try #require(TPMAttestationObject.point(of: try TPMAttestor.attestationKey(of: wrapped)))
+                    try await service.keepAttestationKeyCertificate(try authority.certificate(forAttestationKey: point, tpm: tpmDescription, at: now))
+                    let keyID = try await service.generateKey()
+                    let hash = Data(try SecureRandom.bytes(32))
+                    let evidence = try opener.openEvidence(try await service.attestKey(keyID, clientDataHash: hash))
+                    let verified = try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: hash, trustedRoots: [authority.rootCertificate])
+                    let issue = { try issuer.attestationObject(for: verified, appID: service.relyingParty, clientDataHash: hash, riskMetric: 1, at: now) }
+                    return (try issue(), issue)
+                }
+                /// The runs of 12 bytes or more that `one` and `other` share, longest first at each place.
+                func runs(_ one: Data, _ other: Data) -> [[UInt8]] {
+                    let (one, other) = ([UInt8](one), [UInt8](other))
+                    var found: [[UInt8]] = []
+                    for i in one.indices {
+                        for j in other.indices where one[i] == other[j] && (i == 0 || j == 0 || one[i - 1] != other[j - 1]) {
+                            var length = 1
+                            while i + length < one.count, j + length < other.count, one[i + length] == other[j + length] { length += 1 }
+                            if length >= 12 { found.append(Array(one[i..<i + length])) }
+                        }
+                    }
+                    return found
+                }
+                // One length for every group's App ID: the receipts' JSON is then one shape.
+                let (first, second) = (try await object("TEAMONE", "linking.a").0, try await object("TEAMTWO", "linking.b").0)
+                try await tpm.replace()
+                // An ECDSA signature's DER takes 70 to 72 bytes: the lengths in the headers come from that alone.
+                let (made, again) = try await object("TEAMTWO", "linking.c")
+                var elsewhere = made
+                for _ in 0..<64 where elsewhere.count != first.count { elsewhere = try again() }
+                try #require(elsewhere.count == first.count)
+                // Each shared run less two bytes at each end, which a random byte beside a fixed one may match by chance.
+                let linking = runs(first, second).filter { Data(elsewhere).firstRange(of: Data($0.dropFirst(2).dropLast(2))) == nil }
+                #expect(linking.isEmpty, "runs only one device's objects share: \(linking.map(\.hexString))")
+                #expect(runs(first, elsewhere).contains { $0.count > 300 }, "the comparison sees what every object shares (the CA's certificate)")
+            }
+        }
+    }
+
     /// `TPM_GENERATED_VALUE`, which starts every `TPMS_ATTEST`.
     static let attestMagic = Data([0xFF, 0x54, 0x43, 0x47])
 

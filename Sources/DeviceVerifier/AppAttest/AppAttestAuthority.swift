@@ -82,7 +82,7 @@ public struct AppAttestAuthority: Sendable {
     /// `receipt` as a compact JWS signed by the intermediate's key.
     private func signed(_ receipt: AppAttestReceipt) throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let header = CompactJWS.encoded(#"{"alg":"ES256","typ":"app-attest-receipt"}"#.utf8)
         let signingInput = header + "." + CompactJWS.encoded(try encoder.encode(receipt))
         return Data((signingInput + "." + CompactJWS.encoded(try key.sign(Data(signingInput.utf8), raw: true))).utf8)
