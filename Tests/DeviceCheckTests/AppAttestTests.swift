@@ -144,7 +144,8 @@ struct AppAttestTests {
             let verified = try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: hash, trustedRoots: [authority.rootCertificate])
             #expect(verified.keyID.base64EncodedString() == keyID && verified.attestationKey == point && verified.environment == .development)
             #expect(verified.isFor(appID: service.relyingParty) && !verified.isFor(appID: "OTHERTEAM.\(service.accessGroup)"))
-            let object = try Self.issuer(authority).attestationObject(for: verified, appID: service.relyingParty, clientDataHash: hash, riskMetric: 1, at: Date())
+            let issuer = try Self.issuer(authority)
+            let object = try issuer.attestationObject(for: verified, appID: service.relyingParty, clientDataHash: hash, riskMetric: 1, at: Date())
             #expect(object.firstRange(of: Self.attestMagic) == nil && object.firstRange(of: point) == nil, "no TPMS_ATTEST, no attestation key")
             let registration = { (root: AttestationKeyAuthority) in
                 PyWebAuthn.Registration(
@@ -155,6 +156,17 @@ struct AppAttestTests {
             #expect(verdict.accepted && verdict.fmt == "apple-appattest" && verdict.aaguid == "appattestdevelop" && verdict.count == 0, "\(verdict)")
             let elsewhere = try await PyWebAuthn.verifyRegistration(try registration(other))
             #expect(!elsewhere.accepted, "\(elsewhere)")
+            // The same root certifies attestation keys: a device owner's own AK certificate, which chains to it, passed
+            // off as the key's certificate, is refused by the verifiers (it carries no nonce).
+            let akCertificate = try authority.certificate(forAttestationKey: point, tpm: tpm, at: Date())
+            let posing = Data(CBOR.map([
+                .text("fmt"): .text("apple-appattest"), .text("authData"): .bytes(Array(verified.authenticatorData)),
+                .text("attStmt"): .map([.text("x5c"): .array([.bytes(Array(akCertificate)), .bytes(Array(issuer.intermediateCertificate))])]),
+            ]).encoded)
+            let posed = try await PyWebAuthn.verifyRegistration(PyWebAuthn.Registration(
+                keyID: Data(Digest.sha256(point)).base64EncodedString(), attestationObject: posing, clientDataJSON: clientData,
+                challenge: challenge, origin: Self.origin, rpID: service.relyingParty, rootPEM: try authority.rootCertificatePEM))
+            #expect(!posed.accepted && posed.reason?.hasPrefix("ExtensionNotFoundException") == true, "\(posed)")
 
             #expect(throws: TPMAttestationError.untrustedAttestationKey("unable to get local issuer certificate")) {
                 try VerifiedAppAttestation(attestationObject: evidence, clientDataHash: hash, trustedRoots: [other.rootCertificate])

@@ -59,13 +59,11 @@ public struct AppAttestAuthority: Sendable {
     ) throws -> Data {
         let nonce = Digest.sha256(attested.authenticatorData + clientDataHash)
         let day = (date.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
-        var serial = try SecureRandom.bytes(16)
-        serial[0] = serial[0] & 0x7F | 0x40   // positive, and 16 bytes long
         let notBefore = Date(timeIntervalSince1970: day)
         let notAfter = min(notBefore + Self.certificateLifetime, try intermediate.notAfter)
         let certificate = try intermediate.appAttestCertificate(
             for: try P256Key(publicKeyX963: [UInt8](attested.publicKey)), nonce: nonce,
-            .init(serial: serial, notBefore: notBefore, notAfter: notAfter), signedWith: key
+            .init(serial: try AttestationKeyAuthority.randomSerial(), notBefore: notBefore, notAfter: notAfter), signedWith: key
         ).der()
         let receipt = AppAttestReceipt(
             appID: appID, keyID: attested.keyID.base64EncodedString(), riskMetric: riskMetric, environment: attested.environment,

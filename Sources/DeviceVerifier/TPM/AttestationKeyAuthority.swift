@@ -107,9 +107,14 @@ public struct AttestationKeyAuthority: Sendable {
 
     /// Valid from `date` (less ``clockAllowance``) for `lifetime`, with a random serial number of 16 bytes.
     private static func issuance(at date: Date, lifetime: TimeInterval) throws(OpenSSLFailure) -> X509Certificate.Issuance {
+        X509Certificate.Issuance(serial: try randomSerial(), notBefore: date - clockAllowance, notAfter: date + lifetime)
+    }
+
+    /// A random serial number of 16 bytes, positive: every certificate the CA and its intermediate issue has one.
+    static func randomSerial() throws(OpenSSLFailure) -> [UInt8] {
         var serial = try SecureRandom.bytes(16)
         serial[0] = serial[0] & 0x7F | 0x40   // positive, and 16 bytes long
-        return X509Certificate.Issuance(serial: serial, notBefore: date - clockAllowance, notAfter: date + lifetime)
+        return serial
     }
 }
 
