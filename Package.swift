@@ -50,11 +50,12 @@ let package = Package(
 
         // Every OpenSSL call, behind `package` API: AES-GCM, RSA, digests, scrypt, random bytes, one error type.
         .target(name: "OpenSSLSupport", dependencies: ["COpenSSL", "Threading"]),
-        // The TPM, behind `package` API: which TPM (one reading of the environment), opening and sharing it, its
-        // errors, keys sealed to it, every call of the TPM Software Stack's ESAPI (endorsement certificates, attestation
-        // keys, TPM2_Certify, credential activation, sealing and ECDH in encrypting sessions), and data sealed as
-        // libsecret's keyring file seals its password. The OpenSSL half of keys it holds (the `tpm2` provider) is
-        // OpenSSLSupport's `TPM2Provider`.
+        // The TPM, behind `package` API: which TPM (one reading of the environment), opening and sharing it, running
+        // work on it until a deadline, keys loaded into it that survive its restart, its one error (`TPMFailure`, public:
+        // every layer's `tpm` case carries it), keys sealed to it, every call of the TPM Software Stack's ESAPI
+        // (endorsement certificates, attestation keys, TPM2_Certify, credential activation, sealing and ECDH in
+        // encrypting sessions), and data sealed as libsecret's keyring file seals its password. The OpenSSL half of keys
+        // it holds (the `tpm2` provider) is OpenSSLSupport's `TPM2Provider`, the only TPM thing there.
         .target(name: "TPMSupport", dependencies: ["CTSS2", "OpenSSLSupport", "Threading"]),
 
         // Under every layer: the worker threads blocking work runs on, and the locks (a lock ThreadSanitizer sees in

@@ -105,7 +105,7 @@ public struct DeviceCheckDevice: Sendable {
     /// refused. Return the bytes to the verifier. Never creates an identity
     /// (``DeviceIdentifierError/keychainItemNotFound`` when there is none); a key the keyring holds has no attestation
     /// key (``DeviceIdentifierError/attestationUnavailable(_:)``). The keyring and the TPM spend the identifier's
-    /// timeout together; a TPM that does not answer within it is ``DeviceIdentifierError/tpmUnavailable(_:)``.
+    /// timeout together; a TPM that does not answer within it is ``DeviceIdentifierError/tpm(_:)``.
     public static func activateCredential(for identifier: DefaultDeviceIdentifier, credentialBlob: Data, encryptedSecret: Data) async throws -> Data {
         do {
             return try await identifier.operation {
@@ -184,6 +184,8 @@ public struct DeviceCheckDevice: Sendable {
             await identifier.keepAttestation(try AttestationRecord.encoded(made))
             return .success((made, recipient))
         } catch let failure as TPMFailure {
+            // A TPM that did not answer in time fails the token: its signature would wait too.
+            if case .notAnswering = failure { throw failure }
             identifier.logger.notice("the token carries no TPM attestation", metadata: ["reason": "\(failure)"])
             return .failure(.tpm(failure))
         }

@@ -102,13 +102,11 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         try await Deadline.spending(timeout, body)
     }
 
-    /// When the TPM's work for a call starting now must be done: ``timeout`` from now, or the deadline of the
-    /// operation it is part of (the command's `--timeout`, say) when that comes first.
-    private nonisolated var tpmDeadline: Deadline { Deadline.within(timeout) }
-
-    /// Runs `work`, which calls the TPM, within this identifier's time for a call (see ``TPMAccess/run(until:_:)``).
+    /// Runs `work`, which calls the TPM, within this identifier's time for a call: ``timeout`` from now, or the deadline
+    /// of the operation it is part of (the command's `--timeout`, say) when that comes first (see `TPM.run(until:_:)`).
+    /// Its failures are the TPM's, as they are.
     package nonisolated func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await TPMAccess.run(until: tpmDeadline, work)
+        try await TPM.run(until: Deadline.within(timeout), work)
     }
 
     /// The identifier, created on first use. Cached in memory afterwards: then it returns on the caller's
@@ -217,7 +215,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
     /// signature to meet and report.
     package func loadTPMKey() async {
         guard let key = try? await loaded(creating: true).signingKey, key.protection == .tpm else { return }
-        _ = try? await onTPM { _ = try key.signer() }
+        _ = try? await onTPM { try key.load() }
     }
 
     // MARK: - The TPM's attestation
@@ -257,7 +255,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                         return adopted
                     }
                 }
-                return try await Self.generate(configuration, until: tpmDeadline, logger: logger)
+                return try await Self.generate(configuration, until: Deadline.within(timeout), logger: logger)
             })
         } else {
             guard let existing = try await storage.get() else { throw DeviceIdentifierError.keychainItemNotFound }
@@ -288,7 +286,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
         }
     }
 
-    /// A new key pair as `configuration` says; one made in the TPM is abandoned at `deadline` (see ``TPMAccess/run(until:_:)``).
+    /// A new key pair as `configuration` says; one made in the TPM is abandoned at `deadline` (see `TPM.run(until:_:)`).
     private static func generate(
         _ configuration: DeviceIdentifierConfiguration, until deadline: Deadline, logger: Logger
     ) async throws -> StoredDeviceIdentity {
@@ -318,7 +316,7 @@ public actor DefaultDeviceIdentifier: DeviceIdentifier {
                 throw DeviceIdentifierError.keyGenerationFailed(failure.description)
             }
         }
-        let stored = try await protection == .tpm ? TPMAccess.run(until: deadline, generate) : WorkerThreads.run(generate)
+        let stored = try await protection == .tpm ? TPM.run(until: deadline, generate) : WorkerThreads.run(generate)
         logger.notice("generated a new device identity", metadata: [
             "keyType": "\(keyType.rawValue)", "keySize": "\(keyType == .rsa ? keySize : 256)", "keyProtection": "\(protection.rawValue)",
             "elapsed": "\(ContinuousClock.now - started)",

@@ -49,16 +49,11 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     case invalidApplicationId(String)
     /// The key protection does not fit the rest of the configuration (the detail says how).
     case invalidKeyProtection(String)
-    /// The TPM cannot be used: none on this machine, not this user's to open, its OpenSSL provider missing, or
-    /// unreachable (the detail says which, and what to do). Nothing was written.
-    case tpmUnavailable(String)
-    /// The TPM refuses the identity's key: it was made by another TPM (the keyring came from another machine), or
-    /// this TPM was cleared since. The identity was left as it is; its id still reads, it cannot sign here.
-    case tpmKeyFromAnotherTPM
-    /// The TPM is in dictionary-attack lockout and refuses to work until it recovers.
-    case tpmLockout
-    /// The TPM failed otherwise (the detail is its reason).
-    case tpmFailed(String)
+    /// The TPM failed (the `TPMFailure` says how): it cannot be used (none on this machine, not this user's to open,
+    /// its OpenSSL provider missing, unreachable, silent past the timeout; nothing was written), it refuses the
+    /// identity's key (made by another TPM, or this TPM was cleared since: the identity was left as it is, its id still
+    /// reads, it cannot sign here), it is in dictionary-attack lockout, or it failed otherwise.
+    case tpm(TPMFailure)
     /// A device token had to carry the TPM's attestation of its key and cannot (the detail says why: the key is the
     /// keyring's, or the TPM cannot attest it). No token was made.
     case attestationUnavailable(String)
@@ -72,32 +67,11 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
         case SecureStorageError.corruptValue(let detail): .keychainUnexpectedData(detail)
         case SecureStorageError.encryptionMismatch(let storedEncrypted): .encryptionMismatch(storedEncrypted: storedEncrypted)
         case SecureStorageError.cryptoFailure(let detail): .cryptoFailure(detail)
-        case SecureStorageError.tpmUnavailable(let detail): .tpmUnavailable(detail)
-        case SecureStorageError.tpmKeyFromAnotherTPM: .tpmKeyFromAnotherTPM
-        case SecureStorageError.tpmLockout: .tpmLockout
+        case SecureStorageError.tpm(let failure): .tpm(failure)
         case let error as SecureStorageError: .undecryptable(error)
-        case let failure as TPMFailure:
-            switch failure {
-            case .keyFromAnotherTPM: .tpmKeyFromAnotherTPM
-            case .lockout: .tpmLockout
-            case .failed(let reason): .tpmFailed(reason)
-            case .keyUnloaded(let detail): .tpmFailed(detail)
-            case .noEndorsementCertificate: .tpmFailed(failure.description)
-            case .noDevice, .permissionDenied, .providerMissing, .unreachable: .tpmUnavailable(tpmAdvice(failure))
-            }
+        case let failure as TPMFailure: .tpm(failure)
         default: .unexpected(String(describing: error))
         }
-    }
-}
-
-/// What a TPM that cannot be used means for the user, and what to do.
-private func tpmAdvice(_ failure: TPMFailure) -> String {
-    switch failure {
-    case .noDevice: "\(failure): use an identity kept in the keyring (`--key-protection keyring`)"
-    case .permissionDenied(let device):
-        "\(device) may not be opened by this user: add the user to its group (`sudo usermod -aG tss $USER`, then log in again)"
-    case .unreachable: "\(failure): check that the TPM is running (the one TPM2OPENSSL_TCTI names, when set)"
-    default: failure.description
     }
 }
 
@@ -159,18 +133,21 @@ extension DeviceIdentifierError: CustomStringConvertible {
             "'\(text)' is not an application ID: use 32 hex digits or a UUID, not all zero (for example from `systemd-id128 new`)"
         case .invalidKeyProtection(let detail):
             detail
-        case .tpmUnavailable(let detail):
-            "the TPM cannot be used: \(detail); nothing was written"
-        case .tpmKeyFromAnotherTPM:
+        case .tpm(.noDevice):
+            "the TPM cannot be used: \(TPMFailure.noDevice): use an identity kept in the keyring (`--key-protection keyring`); "
+                + "nothing was written"
+        case .tpm(let failure) where failure.isUnavailable:
+            "the TPM cannot be used: \(failure); nothing was written"
+        case .tpm(.keyFromAnotherTPM):
             "the TPM refuses the identity's key: it was made by another TPM (a keyring from another machine), or this TPM was "
                 + "cleared since; the identity was left as it is and its id still reads, but it cannot sign on this machine. "
                 + "Restore the keyring on the machine that made it; only if that TPM is gone for good, `deviceid regenerate` "
                 + "replaces the identity and its id, for good"
-        case .tpmLockout:
+        case .tpm(.lockout):
             "the TPM is in dictionary-attack lockout; wait for it to recover, or clear the lockout with the owner's "
                 + "authorization (`tpm2_dictionarylockout --clear-lockout`)"
-        case .tpmFailed(let detail):
-            "the TPM failed (\(detail))"
+        case .tpm(let failure):
+            failure.description
         case .attestationUnavailable(let detail):
             "the token cannot carry the TPM's attestation of the device key: \(detail); no token was made"
         }

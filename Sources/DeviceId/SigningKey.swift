@@ -6,29 +6,15 @@ import SecureStorage
 import TPMSupport
 
 /// The identity's private key in memory: its external representation (PKCS#1 DER for RSA, `04‖X‖Y‖D` for
-/// P-256, or the TPM's wrapped key) in one buffer wiped on release, parsed into OpenSSL (or loaded into the TPM)
-/// once, on the first signature, and kept there.
+/// P-256) in one buffer wiped on release, parsed into OpenSSL once, on the first signature, and kept there; or the
+/// TPM's wrapped key, loaded into the TPM on the first signature and kept loaded (`TPMHeldKey`).
 final class SigningKey: Sendable {
-    /// A parsed key of either type.
-    enum Parsed: @unchecked Sendable {   // the OpenSSL keys are immutable after creation
+    /// A key of either type, parsed, or held by the TPM.
+    enum Signer: @unchecked Sendable {   // the OpenSSL keys are immutable after creation
         case rsa(RSAKey)
         case p256(P256Key)
-
-        /// The OpenSSL key object.
-        var object: AnyObject {
-            switch self {
-            case .rsa(let key): key
-            case .p256(let key): key
-            }
-        }
-
-        /// The TPM holding the key, for a TPM-held one.
-        var tpm: TPM2Provider? {
-            switch self {
-            case .rsa(let key): key.tpm
-            case .p256(let key): key.tpm
-            }
-        }
+        case tpmRSA(TPMHeldKey<RSAKey>)
+        case tpmP256(TPMHeldKey<P256Key>)
     }
 
     /// RSA or P-256.
@@ -36,7 +22,7 @@ final class SigningKey: Sendable {
     /// In the keyring, or in the TPM.
     let protection: KeyProtection
     private let bytes: KeyringSecret
-    private let parsed = Locked<Parsed?>(nil)
+    private let parsed = Locked<Signer?>(nil)
 
     /// Copies `bytes` into a wiped buffer; the caller wipes its own copy.
     init(privateKey bytes: Data, keyType: DeviceKeyType, protection: KeyProtection = .keyring) {
@@ -51,52 +37,46 @@ final class SigningKey: Sendable {
     }
 
     /// Signs `data` with `algorithm` (which must fit the key type); an ECDSA signature is written as `encoding`
-    /// says. A TPM that may have restarted since the key was loaded is opened again and the key loaded again, once.
-    /// Blocking: call it on a worker thread.
+    /// says. A TPM's failures are `TPMFailure`s. Blocking: call it on a worker thread (a TPM-held key's with
+    /// `TPM.run(until:_:)`).
     func sign(_ data: Data, algorithm: SignatureAlgorithm, encoding: SignatureEncoding = .raw) throws -> Data {
         guard algorithm.keyType == keyType else {
             throw DeviceIdentifierError.invalidAlgorithm("\(algorithm.rawValue) does not sign with a \(keyType.rawValue) key")
         }
-        let key = try signer()
         do {
-            return try sign(data, with: key, algorithm: algorithm, encoding: encoding)
-        } catch let failure as TPMFailure where failure.mayHaveRestarted {
-            // Drop the key that failed (not one another thread has loaded since) and the TPM it was loaded into.
-            let failed = parsed.withLock { current -> Parsed? in
-                guard let cached = current, cached.object === key.object else { return nil }
-                current = nil
-                return cached
-            }
-            if let tpm = failed?.tpm { TPM.forget(tpm) }
-            return try sign(data, with: try signer(), algorithm: algorithm, encoding: encoding)
-        }
-    }
-
-    private func sign(_ data: Data, with key: Parsed, algorithm: SignatureAlgorithm, encoding: SignatureEncoding) throws -> Data {
-        do {
-            switch key {
+            switch try signer() {
             case .rsa(let key): return try key.sign(data, padding: algorithm.padding)
             case .p256(let key): return try key.sign(data, raw: encoding == .raw)
+            case .tpmRSA(let key): return try key.using { (key) throws(OpenSSLFailure) in try key.sign(data, padding: algorithm.padding) }
+            case .tpmP256(let key): return try key.using { (key) throws(OpenSSLFailure) in try key.sign(data, raw: encoding == .raw) }
             }
-        } catch where protection == .tpm {
-            throw TPMFailure(error)
-        } catch {
-            throw DeviceIdentifierError.signingFailed(error.description)
+        } catch let failure as OpenSSLFailure {
+            throw DeviceIdentifierError.signingFailed(failure.description)
         }
     }
 
-    /// The key, parsed (or loaded into the TPM) on first use. Blocking: call it on a worker thread.
-    func signer() throws -> Parsed {
+    /// Loads a TPM-held key into the TPM now (the first signature then waits for the TPM's signature alone); parses
+    /// a keyring-held one. Blocking: call it on a worker thread.
+    func load() throws {
+        switch try signer() {
+        case .rsa, .p256: break
+        case .tpmRSA(let key): try key.using { _ in }
+        case .tpmP256(let key): try key.using { _ in }
+        }
+    }
+
+    /// The key, parsed on first use (a TPM-held one is loaded on its first use).
+    func signer() throws -> Signer {
         try parsed.withLock { key in
             if let key { return key }
-            let made: Parsed
+            let made: Signer
             do {
-                made = try bytes.withUnsafeBytes { bytes throws -> Parsed in
+                made = try bytes.withUnsafeBytes { bytes throws -> Signer in
                     switch (keyType, protection) {
                     case (.rsa, .keyring): .rsa(try RSAKey(privateKeyPKCS1: bytes))
-                    case (.rsa, .tpm): .rsa(try TPM.withShared { tpm throws(OpenSSLFailure) in try RSAKey(tpmBlob: bytes, in: tpm) })
+                    case (.rsa, .tpm): .tpmRSA(TPMHeldKey(wrapped: Data(bytes)))
                     case (.p256, .keyring): .p256(try P256Key(privateKeyX963: bytes))
-                    case (.p256, .tpm): .p256(try TPM.withShared { tpm throws(OpenSSLFailure) in try P256Key(tpmBlob: bytes, in: tpm) })
+                    case (.p256, .tpm): .tpmP256(TPMHeldKey(wrapped: Data(bytes)))
                     }
                 }
             } catch let failure as OpenSSLFailure {

@@ -90,6 +90,7 @@ struct CommandFailure: Error {
         case AppAttestError.invalidInput: .usage
         case SecureStorageError.cryptoFailure: .software
         case SecureStorageError.derivationTimedOut: .tryAgain
+        case SecureStorageError.tpm(let failure): status(for: DeviceIdentifierError.tpm(failure))
         case is SecureStorageError: .dataError
         default: .software
         }
@@ -101,19 +102,21 @@ struct CommandFailure: Error {
         case .keychainUnexpectedData, .undecryptable, .privateKeyUnavailable, .publicKeyExtractionFailed, .invalidLegacyIdentifier: .dataError
         case .invalidKeySize, .invalidApplicationId, .invalidAccount, .encryptionMismatch, .invalidAlgorithm,
              .invalidKeyProtection: .usage
-        case .tpmKeyFromAnotherTPM: .dataError
+        case .tpm(.noDevice), .tpm(.permissionDenied), .tpm(.providerMissing), .tpm(.unreachable), .tpm(.notAnswering): .unavailable
+        case .tpm(.keyFromAnotherTPM): .dataError
+        case .tpm(.lockout): .tryAgain
+        case .tpm(.keyUnloaded), .tpm(.noEndorsementCertificate), .tpm(.failed): .software
         case .keychainItemNotFound: .noIdentity
-        case .machineIdUnavailable, .tpmUnavailable, .attestationUnavailable: .unavailable
+        case .machineIdUnavailable, .attestationUnavailable: .unavailable
         case .legacyIdentifierUnreadable: .unreadableInput
-        case .cancelled, .tpmLockout: .tryAgain
-        case .keyGenerationFailed, .signingFailed, .cryptoFailure,
-             .unexpected, .tpmFailed: .software
+        case .cancelled: .tryAgain
+        case .keyGenerationFailed, .signingFailed, .cryptoFailure, .unexpected: .software
         }
     }
 
     private static func status(for error: KeyringError) -> ExitStatus {
         switch error {
-        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable, .tpmUnavailable:
+        case .noSessionBus, .serviceUnavailable, .noDefaultCollection, .encryptedTransportUnavailable, .portalUnavailable, .tpm:
             .unavailable
         case .locked, .promptDismissed, .timedOut, .cancelled, .keptChanging: .tryAgain
         case .invalidItemData, .keyringFileUnusable, .notMoved: .dataError

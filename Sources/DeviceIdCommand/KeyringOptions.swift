@@ -54,7 +54,7 @@ struct KeyringOptions: ParsableArguments {
             // `portalUnavailable`): once the deadline has passed, the command reports that it did, unless the TPM is
             // what did not answer.
             let tpm = switch (error as? DeviceIdentifierError, CommandFailure.keyringError(in: error)) {
-            case (.tpmUnavailable, _), (_, .tpmUnavailable): true
+            case (.tpm, _), (_, .tpm): true
             default: false
             }
             let place = keyring.place

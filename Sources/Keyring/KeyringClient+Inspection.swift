@@ -75,7 +75,7 @@ extension KeyringClient {
 
     /// Whether the sealed password (``KeyringPlace/sealedPasswordPath``) exists — `false`: none is sealed yet, and the first write
     /// seals one — once this machine's TPM unsealed it. Throws what reading the keyring file would
-    /// (``KeyringError/tpmUnavailable(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
+    /// (``KeyringError/tpm(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
     package func sealedPasswordExists() async throws -> Bool {
         guard place.sealedPasswordPath != nil, let sealed = KeyringFile.shared.sealedPassword else { return false }
         return try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) }

@@ -1,3 +1,5 @@
+import TPMSupport
+
 /// Everything that can go wrong talking to the keyring, in cases a caller can act on.
 ///
 /// Every description says what to do next. None ever contains secret bytes.
@@ -35,9 +37,10 @@ public enum KeyringError: Error, Sendable, Hashable {
     /// The app's keyring file (inside a sandbox), or the folder holding it, cannot be reached: the folder is read-only,
     /// not this user's, not a folder, or the disk is full (the detail says which, and what to do). Nothing was changed.
     case keyringFileInaccessible(path: String, detail: String)
-    /// The keyring file outside a sandbox keeps its password sealed to this machine's TPM, and the TPM cannot be used:
-    /// there is none, this user may not open it, or it does not work (the detail says which). Nothing was changed.
-    case tpmUnavailable(String)
+    /// The keyring file outside a sandbox keeps its password sealed to this machine's TPM, and the TPM failed: there is
+    /// none, this user may not open it, it did not answer, or it does not work (the `TPMFailure` says which). Nothing
+    /// was changed.
+    case tpm(TPMFailure)
     /// Inside a sandbox, the host's Secret Service still holds items this app kept there before it used its keyring
     /// file (the detail says which); nothing was created. Move them once with
     /// ``KeyringClient/moveToKeyringFile(matching:)``.
@@ -91,8 +94,8 @@ extension KeyringError: CustomStringConvertible {
                 + "may come back, since moving it aside loses its items"
         case .keyringFileInaccessible(let path, let detail):
             "the keyring file \(path) cannot be reached: \(detail); nothing in it was changed"
-        case .tpmUnavailable(let detail):
-            "the keyring file's password is sealed to this machine's TPM, which cannot be used (\(detail)); give this user the TPM "
+        case .tpm(let failure):
+            "the keyring file's password is sealed to this machine's TPM, which cannot be used (\(failure)); give this user the TPM "
                 + "(/dev/tpmrm0 belongs to the group tss), or name one in TCTI; or keep items in a Secret Service instead "
                 + "(start GNOME Keyring, KWallet or KeePassXC, and leave SECRET_BACKEND unset); nothing was changed"
         case .notMoved(let detail):

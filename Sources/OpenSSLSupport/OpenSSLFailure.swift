@@ -48,3 +48,10 @@ package struct OpenSSLFailure: Error, Sendable, Hashable, CustomStringConvertibl
 func check(_ result: Int32, _ function: String) throws(OpenSSLFailure) {
     guard result == 1 else { throw OpenSSLFailure.current(function) }
 }
+
+/// `name` as a C string that lives as long as the program: for the OpenSSL calls that keep a key type, a format or
+/// a parameter's name by pointer until a later call (`EVP_PKEY_CTX_new_from_name`, the encoder and decoder contexts,
+/// `OSSL_PARAM_BLD`), where a string made for one call would be gone by then.
+func lasting(_ name: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
+}

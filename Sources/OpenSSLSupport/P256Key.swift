@@ -85,13 +85,14 @@ package final class P256Key: @unchecked Sendable {
             var number: OpaquePointer?
             defer { BN_clear_free(number) }
             do {
-                guard deviceid_param_push_p256_public(builder, point.baseAddress, point.count) == 1 else {
+                guard OSSL_PARAM_BLD_push_utf8_string(builder, lasting("group"), lasting("prime256v1"), 0) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(builder, lasting("pub"), point.baseAddress, point.count) == 1 else {
                     throw OpenSSLFailure.current("OSSL_PARAM_BLD_push(group, pub)")
                 }
                 if let scalar {
                     number = BN_bin2bn(scalar, Int32(scalar.count), nil)
                     guard number != nil else { throw OpenSSLFailure.current("BN_bin2bn") }
-                    try check(deviceid_param_push_private(builder, number), "OSSL_PARAM_BLD_push_BN(priv)")
+                    try check(OSSL_PARAM_BLD_push_BN(builder, lasting("priv"), number), "OSSL_PARAM_BLD_push_BN(priv)")
                 }
                 guard let parameters = OSSL_PARAM_BLD_to_param(builder) else { throw OpenSSLFailure.current("OSSL_PARAM_BLD_to_param") }
                 return .success(parameters)

@@ -22,6 +22,9 @@ package final class TPM2Provider: @unchecked Sendable {   // the library context
         OSSL_LIB_CTX_free(context)
     }
 
+    /// The property query that picks the `tpm2` provider's implementations.
+    private static var here: UnsafePointer<CChar> { lasting("provider=tpm2") }
+
     /// Runs `body` while no other thread uses this TPM: every operation on its keys goes through here.
     func serialized<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         try turns.withLock { _ throws(Failure) in try body() }
@@ -36,10 +39,18 @@ package final class TPM2Provider: @unchecked Sendable {   // the library context
     /// A new key pair made inside the TPM: RSA of `rsaBits` bits, or P-256 when `rsaBits` is `nil`.
     func generateKey(rsaBits: Int? = nil) throws(OpenSSLFailure) -> OpaquePointer {
         try serialized { () throws(OpenSSLFailure) -> OpaquePointer in
-            var key: OpaquePointer?
-            guard deviceid_tpm_generate(context, Int32(rsaBits ?? 0), &key) == 1, let key else {
-                throw OpenSSLFailure.current("EVP_PKEY_generate(tpm2)")
+            guard let generation = EVP_PKEY_CTX_new_from_name(context, rsaBits == nil ? lasting("EC") : lasting("RSA"), Self.here) else {
+                throw OpenSSLFailure.current("EVP_PKEY_CTX_new_from_name(tpm2)")
             }
+            defer { EVP_PKEY_CTX_free(generation) }
+            try check(EVP_PKEY_keygen_init(generation), "EVP_PKEY_keygen_init(tpm2)")
+            if let rsaBits {
+                try check(EVP_PKEY_CTX_set_rsa_keygen_bits(generation, Int32(rsaBits)), "EVP_PKEY_CTX_set_rsa_keygen_bits")
+            } else {
+                try check(EVP_PKEY_CTX_set_group_name(generation, lasting("P-256")), "EVP_PKEY_CTX_set_group_name")
+            }
+            var key: OpaquePointer?
+            guard EVP_PKEY_generate(generation, &key) == 1, let key else { throw OpenSSLFailure.current("EVP_PKEY_generate(tpm2)") }
             return key
         }
     }
@@ -52,7 +63,9 @@ package final class TPM2Provider: @unchecked Sendable {   // the library context
             let slot = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: 1)
             slot.initialize(to: nil)
             defer { slot.deallocate() }
-            guard let decoder = deviceid_tpm_key_decoder(slot, rsa ? 1 : 0, context) else {
+            guard let decoder = OSSL_DECODER_CTX_new_for_pkey(
+                slot, lasting("DER"), nil, rsa ? lasting("RSA") : lasting("EC"), deviceid_evp_pkey_keypair(), context, Self.here
+            ) else {
                 throw OpenSSLFailure.current("OSSL_DECODER_CTX_new_for_pkey(tpm2)")
             }
             defer { OSSL_DECODER_CTX_free(decoder) }
@@ -89,7 +102,7 @@ package final class TPM2Provider: @unchecked Sendable {   // the library context
     /// `key`'s private half as the TPM wrapped it (`TSS2 PRIVATE KEY`, DER): usable only by this TPM.
     func wrappedKey(_ key: OpaquePointer) throws(OpenSSLFailure) -> Data {
         try serialized { () throws(OpenSSLFailure) -> Data in
-            guard let encoder = deviceid_tpm_key_encoder(key) else {
+            guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(key, deviceid_evp_pkey_keypair(), lasting("DER"), nil, Self.here) else {
                 throw OpenSSLFailure.current("OSSL_ENCODER_CTX_new_for_pkey(tpm2)")
             }
             defer { OSSL_ENCODER_CTX_free(encoder) }

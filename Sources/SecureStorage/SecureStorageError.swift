@@ -1,3 +1,5 @@
+import TPMSupport
+
 /// What can go wrong keeping a value, beyond the keyring's own `KeyringError`s (which pass through unchanged).
 public enum SecureStorageError: Error, Sendable, Hashable {
     /// The ciphertext failed authentication: it was altered, moved from another item, or sealed with another key.
@@ -18,12 +20,9 @@ public enum SecureStorageError: Error, Sendable, Hashable {
     case encryptionMismatch(storedEncrypted: Bool)
     /// Deriving a key from a passphrase took longer than the provider's timeout.
     case derivationTimedOut(Duration)
-    /// The TPM a TPM-sealed key needs cannot be used (the detail says why: none, not this user's, unreachable).
-    case tpmUnavailable(String)
-    /// The TPM refuses the key that seals the AES key: it was made by another TPM, or this one was cleared since.
-    case tpmKeyFromAnotherTPM
-    /// The TPM is in dictionary-attack lockout and refuses to work until it recovers.
-    case tpmLockout
+    /// The TPM a TPM-sealed key needs failed: it cannot be used (none, not this user's, unreachable, silent), it refuses
+    /// the key that seals the AES key (made by another TPM, or this one was cleared since), it is in lockout…
+    case tpm(TPMFailure)
 
     /// What happened, without advice: for callers that say what to do in their own terms.
     package var reason: String {
@@ -46,12 +45,10 @@ public enum SecureStorageError: Error, Sendable, Hashable {
             storedEncrypted ? "it was stored with encryption and is read without" : "it was stored without encryption and is read with it"
         case .derivationTimedOut(let timeout):
             "deriving the key from the passphrase took longer than \(timeout)"
-        case .tpmUnavailable(let detail):
-            "the TPM its key is sealed to cannot be used: \(detail)"
-        case .tpmKeyFromAnotherTPM:
+        case .tpm(.keyFromAnotherTPM):
             "its key is sealed to another TPM (a keyring from another machine), or this TPM was cleared since"
-        case .tpmLockout:
-            "the TPM its key is sealed to is in dictionary-attack lockout"
+        case .tpm(let failure):
+            "the TPM its key is sealed to failed: \(failure)"
         }
     }
 }
@@ -76,19 +73,13 @@ extension SecureStorageError: CustomStringConvertible {
                 + " (the item is left as it is)"
         case .derivationTimedOut:
             "\(reason); allow a longer timeout, or use lighter scrypt costs for new data"
-        case .tpmUnavailable:
-            "the stored data cannot be read or sealed: \(reason); nothing was written"
-        case .tpmKeyFromAnotherTPM:
+        case .tpm(.keyFromAnotherTPM):
             "the stored data cannot be read: \(reason); it is left as it is: read it on the machine whose TPM sealed it"
-        case .tpmLockout:
+        case .tpm(.lockout):
             "the stored data cannot be read or sealed now: \(reason); wait for it to recover, then try again"
+        case .tpm:
+            "the stored data cannot be read or sealed: \(reason); nothing was written"
         }
     }
 }
 
-extension SecureStorageError {
-    /// A TPM that did not answer within `timeout` (see `WorkerThreads.run(until:timedOut:_:)`).
-    package static func tpmNotAnswering(within timeout: Duration) -> SecureStorageError {
-        .tpmUnavailable("it did not answer within \(timeout): the TPM or its driver may be wedged; try again, and restart the machine if it persists")
-    }
-}

@@ -68,12 +68,15 @@ public final class TPMSealedKeyProvider: KeyProvider {
         return key
     }
 
-    /// Runs `body`, which calls the TPM, on a thread of its own until the keyring client's deadline: a TPM that does
-    /// not answer by then is ``SecureStorageError/tpmNotAnswering(within:)``.
+    /// Runs `body`, which calls the TPM, until the keyring client's deadline (see `TPM.run(until:_:)`); its failures
+    /// as this module's.
     private func onTPM<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-        let deadline = keyring.callDeadline
-        return try await WorkerThreads.run(until: deadline, timedOut: SecureStorageError.tpmNotAnswering(within: deadline.timeout)) {
-            try Self.tpm(body)
+        do {
+            return try await TPM.run(until: keyring.callDeadline, body)
+        } catch let failure as TPMFailure {
+            throw SecureStorageError.tpm(failure)
+        } catch let failure as OpenSSLFailure {
+            throw SecureStorageError.cryptoFailure(failure.description)
         }
     }
 
@@ -106,20 +109,4 @@ public final class TPMSealedKeyProvider: KeyProvider {
         }
     }
 
-    /// Runs `body`, turning the TPM's and OpenSSL's failures into this module's errors.
-    private static func tpm<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let failure as TPMFailure {
-            switch failure {
-            case .keyFromAnotherTPM: throw SecureStorageError.tpmKeyFromAnotherTPM
-            case .lockout: throw SecureStorageError.tpmLockout
-            case .noDevice, .permissionDenied, .providerMissing, .unreachable:
-                throw SecureStorageError.tpmUnavailable(failure.description)
-            case .keyUnloaded, .noEndorsementCertificate, .failed: throw SecureStorageError.cryptoFailure(failure.description)
-            }
-        } catch let failure as OpenSSLFailure {
-            throw SecureStorageError.cryptoFailure(failure.description)
-        }
-    }
 }

@@ -2,8 +2,9 @@ import CTSS2
 import OpenSSLSupport
 
 /// Why the TPM could not do what was asked: the one TPM error, whether the TSS said it to the library's own ESAPI
-/// context or OpenSSL's `tpm2` provider passed it on.
-package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
+/// context or OpenSSL's `tpm2` provider passed it on, or the TPM did not answer in time. Every layer above reports it
+/// as its own error's `tpm` case, saying what it means there.
+public enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// No TPM device (`/dev/tpmrm0`, `/dev/tpm0`) and no TCTI naming another (see ``TPMSelection``).
     case noDevice
     /// The device exists and this user may not open it (on Debian it is `root:tss` 0660).
@@ -20,6 +21,9 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case lockout
     /// The TPM holds no RSA endorsement-key certificate (NV index 0x01C00002), so it cannot be attested.
     case noEndorsementCertificate
+    /// The TPM (or its driver, or its resource manager) did not answer within the call's time; the work it was given
+    /// may still finish in the background.
+    case notAnswering(within: Duration)
     /// Anything else the TPM, the TSS or OpenSSL said: the step and its reason.
     case failed(String)
 
@@ -71,13 +75,26 @@ package enum TPMFailure: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// What happened.
-    package var description: String {
+    /// Whether the TPM cannot be used at all here, now: none, not this user's, no provider, unreachable or silent.
+    package var isUnavailable: Bool {
+        switch self {
+        case .noDevice, .permissionDenied, .providerMissing, .unreachable, .notAnswering: true
+        default: false
+        }
+    }
+
+    /// What happened, and what to do where that does not depend on what the TPM was asked for.
+    public var description: String {
         switch self {
         case .noDevice: "this machine has no TPM 2.0 (no /dev/tpmrm0), and TPM2OPENSSL_TCTI names none"
-        case .permissionDenied(let device): "\(device) may not be opened by this user"
+        case .permissionDenied(let device):
+            "\(device) may not be opened by this user: add the user to its group (`sudo usermod -aG tss $USER`, then log in again)"
         case .providerMissing: "OpenSSL's tpm2 provider is not installed (Debian: apt install tpm2-openssl)"
-        case .unreachable(let detail): "the TPM cannot be reached (\(detail))"
+        case .unreachable(let detail):
+            "the TPM cannot be reached (\(detail)): check that it is running (the one TPM2OPENSSL_TCTI names, when set)"
+        case .notAnswering(let timeout):
+            "the TPM did not answer within \(timeout): check that it (or its resource manager) is running; try again, and "
+                + "restart the machine if it persists"
         case .keyUnloaded(let detail): "the TPM no longer holds the key loaded into it (\(detail))"
         case .keyFromAnotherTPM: "the TPM refuses the key: it was made by another TPM, or this TPM was cleared since"
         case .lockout: "the TPM is in dictionary-attack lockout"

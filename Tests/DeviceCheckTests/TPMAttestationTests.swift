@@ -318,7 +318,7 @@ struct TPMAttestationTests {
                     _ = try await DeviceCheckDevice.activateCredential(
                         for: identifier, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret)
                 }
-                #expect(refusal != .tpmKeyFromAnotherTPM, "\(String(describing: refusal))")
+                #expect(refusal != .tpm(.keyFromAnotherTPM), "\(String(describing: refusal))")
                 // The same answer as a credential for another identity of the same TPM: a backend cannot tell which.
                 #expect(refusal.map { "\($0)" }?.contains(TPMAttestor.credentialRefused) == true, "\(String(describing: refusal))")
             }

@@ -114,7 +114,7 @@ struct TPMTests {
                 await tpm.stop()
                 for identifier in identifiers {
                     await #expect { try await identifier.sign(message) } throws: { error in
-                        if case .tpmUnavailable = error as? DeviceIdentifierError { true } else { false }
+                        if case .tpm(.unreachable) = error as? DeviceIdentifierError { true } else { false }
                     }
                 }
                 try await tpm.restart()
@@ -125,7 +125,7 @@ struct TPMTests {
         }
     }
 
-    @Test("Another TPM behind the same interface: the id still reads, signing is tpmKeyFromAnotherTPM, the item stays as it was")
+    @Test("Another TPM behind the same interface: the id still reads, signing is tpm(.keyFromAnotherTPM), the item stays as it was")
     func anotherTPM() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -135,14 +135,14 @@ struct TPMTests {
                 try await tpm.replace()
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration(group), keyring: keyring.client())
                 #expect(try await identifier.id == id)
-                await #expect(throws: DeviceIdentifierError.tpmKeyFromAnotherTPM) { try await identifier.sign(message) }
+                await #expect(throws: DeviceIdentifierError.tpm(.keyFromAnotherTPM)) { try await identifier.sign(message) }
                 #expect(try await stored(group, in: keyring) == before)
                 #expect(try await identifier.id == id)
             }
         }
     }
 
-    @Test("No TPM: no identity is made (tpmUnavailable) and nothing is stored; an existing one's id still reads, signing is refused")
+    @Test("No TPM: no identity is made (tpm(.unreachable)) and nothing is stored; an existing one's id still reads, signing is refused")
     func noTPM() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -155,8 +155,8 @@ struct TPMTests {
                     await #expect {
                         try await identifier.id
                     } throws: { error in
-                        guard case .tpmUnavailable(let detail) = error as? DeviceIdentifierError else { return false }
-                        return detail.contains("cannot be reached") && "\(error)".contains("nothing was written")
+                        guard case .tpm(.unreachable) = error as? DeviceIdentifierError else { return false }
+                        return "\(error)".contains("cannot be reached") && "\(error)".contains("nothing was written")
                     }
                     await #expect(throws: DeviceIdentifierError.keychainItemNotFound) { try await identifier.existingIdentity() }
                 }
@@ -164,7 +164,7 @@ struct TPMTests {
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration(existing), keyring: keyring.client())
                 #expect(try await identifier.id == id)
                 await #expect { try await identifier.sign(message) } throws: { error in
-                    if case .tpmUnavailable = error as? DeviceIdentifierError { true } else { false }
+                    if case .tpm(.unreachable) = error as? DeviceIdentifierError { true } else { false }
                 }
             }
         }
@@ -200,7 +200,7 @@ struct TPMTests {
                 // Sealing an app's first encryption key (TPM2_Create) is bounded by the same deadline, and stores nothing.
                 let sealing = SecuredKeyEncryptor(accessGroup: AccessGroup(rawValue: uniqueGroup())!, keyring: keyring.client(timeout: .seconds(3)), keyProtection: .tpm)
                 try await tpm.swallowing(commandCode: 0x153) {
-                    _ = await #expect(throws: SecureStorageError.tpmNotAnswering(within: .seconds(3))) { try await sealing.encrypt(data: Data("a note".utf8)) }
+                    _ = await #expect(throws: SecureStorageError.tpm(.notAnswering(within: .seconds(3)))) { try await sealing.encrypt(data: Data("a note".utf8)) }
                 }
                 #expect(try await sealing.decrypt(data: try await sealing.encrypt(data: Data("a note".utf8))) == Data("a note".utf8), "sealed once the TPM answers")
                 #expect(try await keyring.deviceid(["sign"] + options, input: Data("x".utf8)).status == 0, "the TPM answers again")

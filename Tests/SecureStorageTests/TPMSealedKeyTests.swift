@@ -63,7 +63,7 @@ struct TPMSealedKeyTests {
         }
     }
 
-    @Test("Another TPM: tpmKeyFromAnotherTPM, and the items stay as they were")
+    @Test("Another TPM: tpm(.keyFromAnotherTPM), and the items stay as they were")
     func anotherTPM() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -71,13 +71,13 @@ struct TPMSealedKeyTests {
                 try await storage(group, keyring).save(item: "sealed to the first TPM")
                 let stored = try await items(group, keyring)
                 try await tpm.replace()
-                await #expect(throws: SecureStorageError.tpmKeyFromAnotherTPM) { try await storage(group, keyring).get() }
+                await #expect(throws: SecureStorageError.tpm(.keyFromAnotherTPM)) { try await storage(group, keyring).get() }
                 #expect(try await items(group, keyring) == stored)
             }
         }
     }
 
-    @Test("No TPM: saving fails with tpmUnavailable and writes nothing; reading what was sealed fails the same way")
+    @Test("No TPM: saving fails with tpm(.unreachable) and writes nothing; reading what was sealed fails the same way")
     func noTPM() async throws {
         try await PrivateTPM.with { tpm in
             try await PrivateKeyring.with { keyring in
@@ -86,11 +86,11 @@ struct TPMSealedKeyTests {
                 await tpm.stop()
                 let group = AccessGroup(rawValue: uniqueGroup())!
                 await #expect { try await storage(group, keyring).save(item: "never sealed") } throws: { error in
-                    if case .tpmUnavailable = error as? SecureStorageError { true } else { false }
+                    if case .tpm(.unreachable) = error as? SecureStorageError { true } else { false }
                 }
                 #expect(try await items(group, keyring).isEmpty)
                 await #expect { try await storage(sealedBefore, keyring).get() } throws: { error in
-                    if case .tpmUnavailable = error as? SecureStorageError { true } else { false }
+                    if case .tpm(.unreachable) = error as? SecureStorageError { true } else { false }
                 }
             }
         }

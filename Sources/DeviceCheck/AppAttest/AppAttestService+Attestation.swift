@@ -43,11 +43,11 @@ extension AppAttestService {
             throw DeviceIdentifierError.wrapping(error)
         }
         let identity = try await attestingKey()
-        let credential = AuthenticatorData.AttestedCredential(id: id, publicKeyX963: Array(stored.publicKey), environment: environment)
+        let credential = AuthenticatorData.AttestedCredential(id: id, publicKeyX963: Array(stored.record.publicKey), environment: environment)
         let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: 0, attestedCredential: credential).bytes
         let qualifyingData = Data(Digest.sha256(Data(authenticatorData) + clientDataHash))
         let certification = try await onTPM {
-            try TPMAttestor.certify(wrappedKey: stored.wrappedKey, byAttestationKeyOf: identity, over: qualifyingData)
+            try TPMAttestor.certify(wrappedKey: stored.record.wrappedKey, byAttestationKeyOf: identity, over: qualifyingData)
         }
         guard TPMAttestationObject.certificate(certificate, certifies: certification.attestationKey) else {
             throw AppAttestError.serverUnavailable(
@@ -59,7 +59,7 @@ extension AppAttestService {
                 authenticatorData: authenticatorData, certifiedKey: certification.certifiedKey, certifyInfo: certification.certifyInfo,
                 signature: certification.signature, certificates: [certificate])
         } catch {
-            throw DeviceIdentifierError.tpmUnavailable("the TPM's certification cannot be read: \(error)")
+            throw DeviceIdentifierError.tpm(.failed("TPM2_Certify: its answer cannot be read (\(error))"))
         }
         do {
             return try recipient.seal(evidence: Data(evidence))

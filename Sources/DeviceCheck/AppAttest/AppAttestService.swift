@@ -115,7 +115,7 @@ public struct AppAttestService: Sendable {
                 throw AppAttestError.invalidKey("its signature counter (\(counter.path)) \(failure.reason)")
             }
             let authenticatorData = AuthenticatorData(relyingParty: relyingParty, counter: value).bytes
-            let signature = try LoadedAppAttestKeys.signing(with: stored.wrappedKey) { (key) throws(OpenSSLFailure) in
+            let signature = try stored.held.using { (key) throws(OpenSSLFailure) in
                 try key.sign(Data(Digest.sha256(Data(authenticatorData) + clientDataHash)), raw: false)
             }
             return Data(CBOR.map([.text("signature"): .bytes(Array(signature)), .text("authenticatorData"): .bytes(authenticatorData)]).encoded)
@@ -123,21 +123,21 @@ public struct AppAttestService: Sendable {
     }
 
     /// The key `keyId` names and its record, once `keyId` and `clientDataHash` are checked.
-    func key(_ keyId: String, clientDataHash: Data) async throws -> (id: [UInt8], record: StoredAppAttestKey) {
+    func key(_ keyId: String, clientDataHash: Data) async throws -> (id: [UInt8], record: KeptAppAttestKey) {
         guard let id = Data(base64Encoded: keyId), id.count == 32, id.base64EncodedString() == keyId else {
             throw AppAttestError.invalidInput("a key id is the base64 of 32 bytes")
         }
         guard clientDataHash.count == 32 else { throw AppAttestError.invalidInput("a client-data hash is 32 bytes (SHA-256)") }
         let stored = try await record(of: Array(id), named: keyId)
-        guard Digest.sha256(stored.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
+        guard Digest.sha256(stored.record.publicKey) == Array(id) else { throw AppAttestError.invalidKey("the item of key \(keyId) holds another key") }
         return (Array(id), stored)
     }
 
-    /// Runs `work`, which calls the TPM, on a thread of its own within the keyring's timeout; its failures as the
+    /// Runs `work`, which calls the TPM, within the keyring's timeout (see `TPM.run(until:_:)`); its failures as the
     /// identity's.
     func onTPM<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         do {
-            return try await TPMAccess.run(within: keyring.timeout, work)
+            return try await TPM.run(until: Deadline.within(keyring.timeout), work)
         } catch let error as AppAttestError {
             throw error
         } catch {
@@ -146,8 +146,9 @@ public struct AppAttestService: Sendable {
     }
 
     /// The record of the key `id` (named `keyId` in errors): read from the access group once per process, then kept
-    /// (a key deleted from the keyring by another process signs on in this one until it ends).
-    private func record(of id: [UInt8], named keyId: String) async throws -> StoredAppAttestKey {
+    /// with the key loaded into the TPM on its first assertion (a key deleted from the keyring by another process signs
+    /// on in this one until it ends).
+    private func record(of id: [UInt8], named keyId: String) async throws -> KeptAppAttestKey {
         let name = "\(accessGroup.rawValue)\u{0}\(keyId)"
         if let kept = Self.kept.withLock({ $0[name] }) { return kept }
         let stored: StoredAppAttestKey?
@@ -157,12 +158,18 @@ public struct AppAttestService: Sendable {
             throw DeviceIdentifierError.wrapping(error)
         }
         guard let stored else { throw AppAttestError.invalidKey("\(accessGroup) holds no key \(keyId)") }
-        Self.kept.withLock { $0[name] = stored }
-        return stored
+        let kept = KeptAppAttestKey(record: stored, held: TPMHeldKey(wrapped: stored.wrappedKey))
+        Self.kept.withLock { keys in
+            if keys.count >= Self.capacity { keys.removeAll() }
+            keys[name] = kept
+        }
+        return kept
     }
 
     /// The records read so far, by access group and key id.
-    private static let kept = Locked<[String: StoredAppAttestKey]>([:])
+    private static let kept = Locked<[String: KeptAppAttestKey]>([:])
+    /// At most this many keys are kept, loaded (a TPM holds few objects at once); past it, the cache starts again.
+    private static let capacity = 16
 
     /// Where the key `id` is kept: the item `app-attest.ID` (hex) of the access group.
     private func storage(for id: [UInt8]) -> KeychainStorage<StoredAppAttestKey> {
@@ -192,6 +199,12 @@ public struct AppAttestService: Sendable {
 struct StoredAppAttestKey: Codable, Sendable {
     let wrappedKey: Data
     let publicKey: Data
+}
+
+/// An App Attest key this process read from the keyring: its record, and the key as the TPM holds it.
+struct KeptAppAttestKey: Sendable {
+    let record: StoredAppAttestKey
+    let held: TPMHeldKey<P256Key>
 }
 
 extension AssertionCounter.Failure {

@@ -252,7 +252,7 @@ extension Diagnosis {
             }
         }
         if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(
-            message: problem, exitCode: CommandFailure.status(for: DeviceIdentifierError.tpmUnavailable(problem)).rawValue)) }
+            message: problem, exitCode: CommandFailure.status(for: tpm.failure ?? .tpm(.notAnswering(within: .zero))).rawValue)) }
         return problems
     }
 

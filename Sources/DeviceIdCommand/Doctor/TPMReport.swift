@@ -20,6 +20,12 @@ struct TPMReport: Encodable {
     var pinnedAttestationKey: Pin?
     /// Why a pin file that exists holds no key.
     var pinProblem: String?
+    /// The failure ``problem`` describes, for its exit code; not reported.
+    var failure: DeviceIdentifierError?
+
+    private enum CodingKeys: String, CodingKey {
+        case tcti, device, deviceAccess, reachable, problem, pinnedAttestationKey, pinProblem
+    }
 
     /// A pinned key: its file, and the key as the server answers it (base64url).
     struct Pin: Encodable {
@@ -35,8 +41,8 @@ struct TPMReport: Encodable {
         do {
             try await TPMAccess.check(timeout: timeout)
             report.reachable = true
-        } catch DeviceIdentifierError.tpmUnavailable(let detail) {
-            report.problem = detail
+        } catch DeviceIdentifierError.tpm(let failure) {
+            (report.problem, report.failure) = (failure.description, .tpm(failure))
         } catch {
             report.problem = String(describing: error)
         }

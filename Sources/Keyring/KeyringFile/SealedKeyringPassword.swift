@@ -25,7 +25,7 @@ final class SealedKeyringPassword: Sendable {
     /// The password unsealed, and the state of the sealed password's file it was unsealed from.
     private let unsealed = Locked<(password: KeyringSecret, from: FileState?)?>(nil)
     /// The TPM's work under way, which a call gave up on or is waiting for.
-    private let pending = Locked<AbandonableWork<(SealedData?, KeyringSecret)>?>(nil)
+    private let pending = Locked<TPMJob<(SealedData?, KeyringSecret)>?>(nil)
 
     /// Where the password of the keyring file at `keyringPath` is kept sealed, as libsecret keeps it.
     static func path(keyringPath: String) -> String { keyringPath + ".tpm2" }
@@ -139,20 +139,19 @@ final class SealedKeyringPassword: Sendable {
         try call.checkCancellation()
         let job = pending.withLock { pending in
             if let running = pending { return running }
-            let started = AbandonableWork(work)
+            let started = TPMJob(work)
             pending = started
             return started
         }
         do {
-            guard let value = try job.wait(while: { (try? call.checkCancellation()) != nil }) else {
-                guard call.hasExpired else { throw KeyringError.cancelled }
-                throw KeyringError.tpmUnavailable("it did not answer within \(call.timeout): check that the TPM (or its resource manager) is running")
+            guard let value = try job.result(until: call.deadline, while: { (try? call.checkCancellation()) != nil }) else {
+                throw call.hasExpired ? KeyringError.tpm(.notAnswering(within: call.timeout)) : KeyringError.cancelled
             }
             pending.withLock { if $0 === job { $0 = nil } }
             return value
         } catch let failure as TPMFailure {
             pending.withLock { if $0 === job { $0 = nil } }
-            guard failure == .keyFromAnotherTPM else { throw KeyringError.tpmUnavailable(failure.description) }
+            guard failure == .keyFromAnotherTPM else { throw KeyringError.tpm(failure) }
             throw KeyringError.keyringFileUnusable(path: keyringPath, detail: """
                 this machine's TPM cannot unseal its password (\(path)): it was sealed by another machine's TPM, or this TPM \
                 was cleared since

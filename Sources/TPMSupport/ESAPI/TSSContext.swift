@@ -49,10 +49,11 @@ final class TSSContext {
     }
 
     /// Runs one ESAPI step: `body` gets the context and returns a TSS response code; a failure is the one `meaning`
-    /// gives the code, else the one ``TPMFailure`` reads in it.
+    /// gives the code, else the one ``TPMFailure`` reads in it. Not started once the work's deadline has passed.
     func step(
         _ name: String, meaning: (TSS2_RC) -> TPMFailure? = { _ in nil }, _ body: (OpaquePointer) -> TSS2_RC
     ) throws(TPMFailure) {
+        try StepDeadline.check()
         let code = body(context)
         guard code == TSS2_RC_SUCCESS else { throw meaning(code) ?? TPMFailure(step: name, code: code) }
     }
