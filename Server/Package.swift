@@ -80,6 +80,7 @@ let package = Package(
             dependencies: [
                 "DeviceIdServer", "ServerFuzzTargets",
                 .product(name: "DeviceCheck", package: root),
+                .product(name: "DeviceVerifier", package: root),
                 .product(name: "DeviceId", package: root),
                 .product(name: "DeviceIdTestSupport", package: root),
                 .product(name: "FuzzDriver", package: root),

@@ -14,6 +14,15 @@ struct MethodCall {
     static func discard(_ parameters: OpaquePointer?) {
         parameters.map { g_variant_unref(g_variant_ref_sink($0)) }
     }
+
+    /// D-Bus's standard interface of an object's properties.
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    /// `Properties.Get` of one property.
+    static func property(_ name: String, of path: String, interface: String) -> MethodCall {
+        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
+        return MethodCall(method: "Get", path: path, interface: propertiesInterface, parameters: g_variant_new_tuple(&arguments, 2), replyType: "(v)")
+    }
 }
 
 /// A reply to one call of a batch: the reply (owned: unref it) or why there is none.

@@ -24,7 +24,7 @@ struct ItemInterface {
     func properties(_ call: KeyringCall) throws -> KeyringItem {
         var arguments: [OpaquePointer?] = [g_variant_new_string(SecretServiceNames.Interface.item)]
         let reply = try connection.callMethod(
-            "GetAll", on: path, interface: SecretServiceNames.Interface.properties,
+            "GetAll", on: path, interface: MethodCall.propertiesInterface,
             g_variant_new_tuple(&arguments, 1), returning: "(a{sv})", call)
         defer { g_variant_unref(reply) }
         let properties = g_variant_get_child_value(reply, 0)!

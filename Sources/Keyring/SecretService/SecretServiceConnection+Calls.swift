@@ -59,13 +59,3 @@ extension SecretServiceConnection {
         return value
     }
 }
-
-extension MethodCall {
-    /// `Properties.Get` of one property.
-    static func property(_ name: String, of path: String, interface: String) -> MethodCall {
-        var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
-        return MethodCall(
-            method: "Get", path: path, interface: SecretServiceNames.Interface.properties,
-            parameters: g_variant_new_tuple(&arguments, 2), replyType: "(v)")
-    }
-}

@@ -26,7 +26,6 @@ enum SecretServiceNames {
         static let collection = "org.freedesktop.Secret.Collection"
         static let item = "org.freedesktop.Secret.Item"
         static let prompt = "org.freedesktop.Secret.Prompt"
-        static let properties = "org.freedesktop.DBus.Properties"
         static let peer = "org.freedesktop.DBus.Peer"
     }
 
