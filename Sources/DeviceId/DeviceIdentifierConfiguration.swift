@@ -1,3 +1,4 @@
+import Keyring
 import SecureStorage
 
 /// How ``DefaultDeviceIdentifier`` keeps its identity: key type and size, keyring account, encryption, access group.
@@ -44,23 +45,12 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
     public static let supportedKeySizes: Set<Int> = [2048, 3072, 4096]
 
     /// Accounts the library keeps its own items under in every access group, which no identity may use:
-    /// the encryption key, the UUID identifier and FRAuth's legacy items. (Nor may an identity's account end as the
-    /// one of an identity's TPM attestation does, ``attestationAccountSuffix``, or begin as App Attest's do,
-    /// ``appAttestAccountPrefix``.)
-    public static let reservedAccounts: Set<String> = [
-        KeyringKeyProvider.keyAccount, TPMSealedKeyProvider.keyAccount, UUIDDeviceIdentifier.defaultAccount,
-        FRAuthLegacyIdentifierSource.identifierAccount, FRAuthLegacyIdentifierSource.publicKeyAccount,
-    ]
-
-    /// How the account of the item keeping an identity's TPM attestation ends: it is the identity's account and this.
-    public static let attestationAccountSuffix = ".tpm-attestation"
-
-    /// How the accounts of App Attest's items begin (DeviceCheck's `AppAttestService`: its keys, and its attestation key's
-    /// certificate); no identity's account may.
-    public static let appAttestAccountPrefix = "app-attest."
+    /// the encryption key, the UUID identifier and FRAuth's legacy items (``LibraryAccounts/fixed``). Nor may an
+    /// identity's account be shaped as a TPM attestation's or App Attest's are (``LibraryAccounts/isFree(forIdentity:)``).
+    public static var reservedAccounts: Set<String> { LibraryAccounts.fixed }
 
     /// The account of the item keeping the TPM's attestation of this identity's device key (public data), beside it.
-    package var attestationAccount: String { keychainAccount + Self.attestationAccountSuffix }
+    package var attestationAccount: String { LibraryAccounts.attestation(of: keychainAccount) }
 
     /// The configuration, or ``DeviceIdentifierError/invalidKeySize(_:)`` / ``DeviceIdentifierError/invalidAccount(_:)`` /
     /// ``DeviceIdentifierError/invalidKeyProtection(_:)``.
@@ -69,10 +59,16 @@ public struct DeviceIdentifierConfiguration: Sendable, Hashable {
         guard keyProtection != .tpm || keyType == .p256 || keySize == 2048 else {
             throw DeviceIdentifierError.invalidKeyProtection("TPM-held RSA keys are 2048 bits (TPMs make no larger ones): make a P-256 key, or a 2048-bit RSA one")
         }
-        guard !keychainAccount.isEmpty, !Self.reservedAccounts.contains(keychainAccount),
-              !keychainAccount.hasSuffix(Self.attestationAccountSuffix), !keychainAccount.hasPrefix(Self.appAttestAccountPrefix) else {
+        guard LibraryAccounts.isFree(forIdentity: keychainAccount) else {
             throw DeviceIdentifierError.invalidAccount(keychainAccount)
         }
         return self
+    }
+}
+
+extension AccessGroupItems {
+    /// Every item swift-deviceid keeps in `configuration`'s access group, its identity's among them.
+    package init(keyring: KeyringClient, configuration: DeviceIdentifierConfiguration) {
+        self.init(keyring: keyring, accessGroup: configuration.accessGroup, identityAccount: configuration.keychainAccount)
     }
 }

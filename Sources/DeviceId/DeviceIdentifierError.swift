@@ -28,8 +28,7 @@ public enum DeviceIdentifierError: Error, Sendable, Hashable {
     /// RSA key sizes are 2048, 3072 or 4096 bits.
     case invalidKeySize(Int)
     /// The account is empty, one the library keeps its own items under (``DeviceIdentifierConfiguration/reservedAccounts``),
-    /// one that ends with ``DeviceIdentifierConfiguration/attestationAccountSuffix``, as an identity's TPM attestation's does,
-    /// or one that begins with ``DeviceIdentifierConfiguration/appAttestAccountPrefix``, as App Attest's do.
+    /// or one shaped as an identity's TPM attestation's or App Attest's are (`LibraryAccounts.isFree(forIdentity:)`).
     case invalidAccount(String)
     /// The identity has no private key to sign with (a legacy identifier adopted without one).
     case privateKeyUnavailable

@@ -34,9 +34,9 @@ public protocol LegacyIdentifierSource: Sendable {
 /// `com.forgerock.ios.device-identifier.pubic-key.data` (whose SHA-1 hex is the id when only the key is left).
 public struct FRAuthLegacyIdentifierSource: LegacyIdentifierSource {
     /// The account of the identifier item.
-    public static let identifierAccount = "com.forgerock.ios.device-identifier.hash-base64-string-identifier"
+    public static let identifierAccount = LibraryAccounts.frauthIdentifier
     /// The account of the public key item (the misspelling is FRAuth's).
-    public static let publicKeyAccount = "com.forgerock.ios.device-identifier.pubic-key.data"
+    public static let publicKeyAccount = LibraryAccounts.frauthPublicKey
 
     private let accessGroup: AccessGroup
     private let keyring: KeyringClient

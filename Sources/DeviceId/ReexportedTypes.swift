@@ -4,6 +4,7 @@
 // DeviceIdentifierConfiguration
 @_exported import struct SecureStorage.AccessGroup
 @_exported import enum SecureStorage.KeyProtection
+@_exported import enum SecureStorage.LibraryAccounts
 
 // DefaultDeviceIdentifier(keyring:)
 @_exported import struct Keyring.KeyringClient
@@ -15,6 +16,7 @@
 // DeviceIdentifierError's payloads
 @_exported import enum Keyring.KeyringError
 @_exported import enum SecureStorage.SecureStorageError
+@_exported import enum TPMSupport.TPMFailure
 
 // The identity's public key, and how it signs: the verifier's types, which a server links without the keyring
 @_exported import struct DeviceVerifier.DevicePublicKey

@@ -8,7 +8,7 @@ import SecureStorage
 /// Simpler than the key pair (nothing to sign with), as stable, and created once across processes.
 public actor UUIDDeviceIdentifier: DeviceIdentifier {
     /// The default keyring account.
-    public static let defaultAccount = "swift-deviceid.uuid-identifier"
+    public static let defaultAccount = LibraryAccounts.uuidIdentifier
 
     private let storage: any CreatingStorage<UUID>
     private let rejectedAccount: String?

@@ -7,7 +7,7 @@ import Keyring
 /// and kept in memory (wiped on release) after the first use. Decryption never creates a key.
 public final class KeyringKeyProvider: KeyProvider {
     /// The account of the key item.
-    public static let keyAccount = "swift-deviceid.encryption-key"
+    public static let keyAccount = LibraryAccounts.encryptionKey
 
     private let keyring: KeyringClient
     private let item: StorageItem

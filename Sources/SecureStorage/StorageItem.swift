@@ -1,7 +1,7 @@
 import Keyring
 
 /// The keyring item a payload belongs to: its access group and account. Encryptors bind ciphertext to it,
-/// and it is the one place the `service` and `account` attributes are built.
+/// and it is the one place the `account` attribute is built (the group's `service` is ``AccessGroup``'s).
 public struct StorageItem: Sendable, Hashable {
     /// The access group (the keyring `service` attribute).
     public let accessGroup: AccessGroup
@@ -16,6 +16,13 @@ public struct StorageItem: Sendable, Hashable {
 
     /// The keyring attributes that address the item, named as the standard schema names them.
     package var attributes: KeyringAttributes {
-        [KeyringSchema.serviceAttribute: accessGroup.rawValue, KeyringSchema.accountAttribute: account]
+        accessGroup.attributes.merging([KeyringSchema.accountAttribute: account]) { $1 }
+    }
+}
+
+extension AccessGroup {
+    /// The keyring attributes that match every item of the group: the one place the `service` attribute is built.
+    package var attributes: KeyringAttributes {
+        [KeyringSchema.serviceAttribute: rawValue]
     }
 }

@@ -15,7 +15,7 @@ import TPMSupport
 /// The record's format is `TPMSealedKey`'s (in OpenSSLSupport), bound to the access group.
 public final class TPMSealedKeyProvider: KeyProvider {
     /// The account of the sealed key's item.
-    public static let keyAccount = "swift-deviceid.tpm-sealed-key"
+    public static let keyAccount = LibraryAccounts.tpmSealedKey
     /// The parameters stored with what this provider's key seals, telling them apart from other providers'.
     private static let parameters: [UInt8] = Array("tpm1".utf8)
 

@@ -192,7 +192,7 @@ struct AppAttestTests {
             let sentinel = (counters as NSString).deletingLastPathComponent + "/deviceid-sentinel-\(UUID().uuidString)"
             #expect(FileManager.default.createFile(atPath: sentinel + ".counter", contents: Data("0000000007\n".utf8)))
             defer { try? FileManager.default.removeItem(atPath: sentinel + ".counter") }
-            let hostile = DeviceIdentifierConfiguration.appAttestAccountPrefix + "../" + (sentinel as NSString).lastPathComponent
+            let hostile = LibraryAccounts.appAttest("../" + (sentinel as NSString).lastPathComponent)
             try await KeychainStorage<Data>(account: hostile, accessGroup: service.accessGroup, keyring: keyring.client()).save(item: Data([1]))
             let items = AccessGroupItems(keyring: keyring.client(), configuration: configuration)
             let listed = try await items.list()

@@ -100,7 +100,7 @@ struct FailurePathTests {
     @Test("The library's own accounts, the empty one, one that ends as a TPM attestation's does and one that begins as App Attest's do are refused for an identity")
     func reservedAccounts() throws {
         let attestations = DeviceIdentifierConfiguration.default.attestationAccount
-        let appAttest = DeviceIdentifierConfiguration.appAttestAccountPrefix + "attestation-key-certificate"
+        let appAttest = LibraryAccounts.appAttest("attestation-key-certificate")
         for account in DeviceIdentifierConfiguration.reservedAccounts.sorted() + ["", attestations, appAttest] {
             #expect(throws: DeviceIdentifierError.invalidAccount(account)) {
                 try DefaultDeviceIdentifier(configuration: configuration("g", account: account), keyring: KeyringClient(bus: .address("unix:path=/nonexistent")))

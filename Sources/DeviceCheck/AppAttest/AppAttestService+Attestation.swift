@@ -111,7 +111,7 @@ extension AppAttestService {
     /// Where the attestation-key certificate is kept: the item `app-attest.attestation-key-certificate` of the access group.
     private var certificateStorage: KeychainStorage<Data> {
         KeychainStorage(
-            account: DeviceIdentifierConfiguration.appAttestAccountPrefix + "attestation-key-certificate", accessGroup: accessGroup,
+            account: LibraryAccounts.appAttest("attestation-key-certificate"), accessGroup: accessGroup,
             label: "App Attest attestation-key certificate (\(accessGroup))", keyring: keyring)
     }
 

@@ -174,7 +174,7 @@ public struct AppAttestService: Sendable {
     /// Where the key `id` is kept: the item `app-attest.ID` (hex) of the access group.
     private func storage(for id: [UInt8]) -> KeychainStorage<StoredAppAttestKey> {
         KeychainStorage(
-            account: DeviceIdentifierConfiguration.appAttestAccountPrefix + id.hexString, accessGroup: accessGroup,
+            account: LibraryAccounts.appAttest(id.hexString), accessGroup: accessGroup,
             label: "App Attest key (\(accessGroup))", keyring: keyring)
     }
 
@@ -184,10 +184,8 @@ public struct AppAttestService: Sendable {
     package static func removeCounters(of items: [KeyringItem], in counterFolder: String? = defaultCounterFolder) async {
         guard let counterFolder else { return }
         let counters = items.compactMap { item -> AssertionCounter? in
-            guard let account = item.attributes[KeyringSchema.accountAttribute],
-                  account.hasPrefix(DeviceIdentifierConfiguration.appAttestAccountPrefix) else { return nil }
-            let id = String(account.dropFirst(DeviceIdentifierConfiguration.appAttestAccountPrefix.count))
-            guard let bytes = Data(hexString: id), bytes.count == 32, bytes.hexString == id else { return nil }
+            guard let id = item.attributes[KeyringSchema.accountAttribute].flatMap(LibraryAccounts.appAttestName(of:)),
+                  let bytes = Data(hexString: id), bytes.count == 32, bytes.hexString == id else { return nil }
             return AssertionCounter(keyID: id, in: counterFolder)
         }
         guard !counters.isEmpty else { return }

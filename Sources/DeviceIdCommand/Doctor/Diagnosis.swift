@@ -168,7 +168,7 @@ extension Diagnosis {
         }
         if serviceAnswers && !deadline.hasPassed {
             do {
-                diagnosis.items = try await keyring.items(matching: [KeyringSchema.serviceAttribute: group.rawValue]).map {
+                diagnosis.items = try await keyring.items(matching: group.attributes).map {
                     Item(label: $0.label, account: $0.attributes[KeyringSchema.accountAttribute] ?? "", collection: $0.collection,
                          locked: $0.isLocked)
                 }
