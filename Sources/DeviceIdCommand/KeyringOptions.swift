@@ -39,7 +39,7 @@ struct KeyringOptions: ParsableArguments {
     /// keyring and TPM call of `body` spends, and is abandoned when it passes.
     func within<Value: Sendable>(_ deadline: Deadline? = nil, _ body: (Deadline) async throws -> Value) async rethrows -> Value {
         let deadline = deadline ?? Deadline(duration)
-        return try await Deadline.$current.withValue(deadline) { try await body(deadline) }
+        return try await deadline.spent { try await body(deadline) }
     }
 
     /// Runs `body` with the options' keyring client as one operation within `--timeout`: lock waits, every keyring

@@ -21,12 +21,7 @@ public enum KeyringCollection: Sendable, Hashable {
 
     /// The collection (or alias) name in an object path: `login` for `/org/freedesktop/secrets/collection/login/3`,
     /// `/org/freedesktop/secrets/collection/login` or `/org/freedesktop/secrets/aliases/login`.
-    /// An item of a keyring file (`file:///…/default.keyring#…`) is in the collection the file is named for.
     static func name(ofPath path: String) -> String {
-        if path.hasPrefix(KeyringItem.fileItemIDPrefix) {
-            let file = path.prefix { $0 != "#" }.split(separator: "/").last ?? ""
-            return String(file.hasSuffix(".keyring") ? file.dropLast(8) : file)
-        }
         let parts = path.split(separator: "/")
         guard let index = parts.firstIndex(where: { $0 == "collection" || $0 == "aliases" }), index + 1 < parts.count else {
             return path

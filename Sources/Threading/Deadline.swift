@@ -21,8 +21,16 @@ public struct Deadline: Sendable {
     /// when that comes first): every keyring and TPM call in it spends that one deadline.
     package static func spending<Result>(
         _ timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
-    ) async throws -> Result {
-        try await $current.withValue(within(timeout), operation: body)
+    ) async rethrows -> Result {
+        try await Deadline(timeout).spent(body)
+    }
+
+    /// Runs `body` as one operation that must be done by this deadline (or by the enclosing operation's, when that
+    /// comes first): every keyring and TPM call in it spends that one deadline (``current``).
+    package func spent<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await Self.$current.withValue(earlier(Self.current), operation: body)
     }
 
     /// The whole call's bound, as errors report it.

@@ -138,17 +138,17 @@ final class KeyringFile: Sendable {
         sealedPassword?.forget()
     }
 
-    /// The ``KeyringItem/id`` of the file's item with `attributes`: the file's URI and a digest of the
-    /// attributes, which tell its items apart (a store replaces the item with the same attributes).
-    func itemID(_ attributes: KeyringAttributes) -> String {
-        "\(KeyringItem.fileItemIDPrefix)\(path)#\(String(fnv1a(canonicalEncoding(attributes)), radix: 16))"
+    /// Where the file's item with `attributes` is: this file, and a digest of the attributes, which tell its items
+    /// apart (a store replaces the item with the same attributes).
+    func itemLocation(_ attributes: KeyringAttributes) -> KeyringItem.Location {
+        .keyringFile(path: path, digest: String(fnv1a(canonicalEncoding(attributes)), radix: 16))
     }
 
     /// What the inspection API shows of `item`, an item of this file.
     private func keyringItem(_ item: FileItem) -> KeyringItem {
         let attributes = item.attributes
         return KeyringItem(
-            id: itemID(attributes), label: item.label, attributes: attributes,
+            location: itemLocation(attributes), label: item.label, attributes: attributes,
             created: Date(timeIntervalSince1970: Double(item.created)),
             modified: Date(timeIntervalSince1970: Double(item.modified)), isLocked: false)
     }

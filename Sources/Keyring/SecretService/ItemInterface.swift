@@ -105,7 +105,7 @@ extension KeyringItem {
         let locked = value("Locked", "b")
         defer { locked.map { g_variant_unref($0) } }
         self.init(
-            id: path,
+            location: .secretService(path: path),
             label: label.map { String(cString: g_variant_get_string($0, nil)) } ?? "",
             attributes: attributes.map(GLibValues.dictionary(fromAttributes:)) ?? [:],
             created: date("Created"),
