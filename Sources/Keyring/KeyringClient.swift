@@ -43,11 +43,16 @@ public struct KeyringClient: Sendable {
 
     /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
     func service(until deadline: Deadline) -> SecretServiceBackend {
-        SecretServiceBackend(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline, sessions: sessions)
+        SecretServiceBackend(context(until: deadline), sessions: sessions)
     }
 
     /// Where this client keeps items now (``place``), for one public call, with its deadline: ``timeout`` from now.
-    var backend: any KeyringBackend { place.backend(service(until: callDeadline)) }
+    var backend: any KeyringBackend { place.backend(context(until: callDeadline), sessions: sessions) }
+
+    /// What a call that must be done by `deadline` is made with, whichever backend makes it.
+    private func context(until deadline: Deadline) -> KeyringCallContext {
+        KeyringCallContext(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline)
+    }
 
     /// The deadline of a call starting now: ``timeout`` from now, or the deadline of the operation it is part of
     /// (``Deadline/current``) when that comes first; also what bounds the work done for this client's caller outside

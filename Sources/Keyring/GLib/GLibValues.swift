@@ -2,6 +2,26 @@ import CLibSecret
 
 /// Conversions between Swift values and the GLib containers libsecret takes and returns.
 enum GLibValues {
+    /// The value in a `Properties.Get` reply `(v)`, checked to be of `type`. Unref it when done.
+    static func unboxed(_ reply: OpaquePointer, _ type: String) throws -> OpaquePointer {
+        let boxed = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(boxed) }
+        let value = g_variant_get_variant(boxed)!
+        guard String(cString: g_variant_get_type_string(value)) == type else {
+            g_variant_unref(value)
+            throw KeyringError.invalidItemData("a property has an unexpected type")
+        }
+        return value
+    }
+
+    /// `read` of the first value in `reply`; releases the reply.
+    static func first<Value>(of reply: OpaquePointer, _ read: (OpaquePointer) -> Value) -> Value {
+        defer { g_variant_unref(reply) }
+        let value = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(value) }
+        return read(value)
+    }
+
     /// Reads an `a{ss}` variant; does not unref it.
     static func dictionary(fromAttributes variant: OpaquePointer) -> [String: String] {
         var result: [String: String] = [:]

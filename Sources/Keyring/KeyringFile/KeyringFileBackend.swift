@@ -11,6 +11,11 @@ struct KeyringFileBackend: KeyringBackend {
     /// Called before an item is added, with its attributes: throws to refuse it.
     let beforeCreating: @Sendable (KeyringAttributes) async throws -> Void
 
+    /// `file`, for one call made with `context`; `beforeCreating` may refuse an item before it is added.
+    init(_ file: KeyringFile, _ context: KeyringCallContext, beforeCreating: @escaping @Sendable (KeyringAttributes) async throws -> Void) {
+        (self.file, schema, deadline, self.beforeCreating) = (file, context.schema, context.deadline, beforeCreating)
+    }
+
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws {

@@ -58,18 +58,16 @@ package struct KeyringPlace: Sendable, Hashable {
         }
     }
 
-    /// The backend that keeps the items, for one call to `service`'s deadline.
-    func backend(_ service: SecretServiceBackend) -> any KeyringBackend {
-        switch keeper {
+    /// The backend that keeps the items, for one call made with `context`, the Secret Service's reached through
+    /// `sessions`. The two backends are built side by side; the keyring file's asks the Secret Service, before it
+    /// creates an item, whether the app's items are still there (``SecretServiceBackend/refuseIfNotMoved(_:)``).
+    func backend(_ context: KeyringCallContext, sessions: SessionKeeper) -> any KeyringBackend {
+        let service = SecretServiceBackend(context, sessions: sessions)
+        let file = { KeyringFileBackend(.shared, context, beforeCreating: service.refuseIfNotMoved) }
+        return switch keeper {
         case .secretService: service
-        case .keyringFile: Self.file(for: service)
-        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: Self.file(for: service))
+        case .keyringFile: file()
+        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: file())
         }
-    }
-
-    /// The keyring file as a backend, for one call to `service`'s deadline: before it creates an item, it asks
-    /// `service` whether the app's items are still there (``SecretServiceBackend/refuseIfNotMoved(_:)``).
-    private static func file(for service: SecretServiceBackend) -> KeyringFileBackend {
-        KeyringFileBackend(file: .shared, schema: service.schema, deadline: service.deadline, beforeCreating: service.refuseIfNotMoved)
     }
 }

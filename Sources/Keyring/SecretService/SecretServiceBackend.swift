@@ -8,6 +8,11 @@ struct SecretServiceBackend: KeyringBackend {
     let deadline: Deadline
     let sessions: SessionKeeper
 
+    /// The Secret Service reached through `sessions`, for one call made with `context`.
+    init(_ context: KeyringCallContext, sessions: SessionKeeper) {
+        (schema, unlockPolicy, deadline, self.sessions) = (context.schema, context.unlockPolicy, context.deadline, sessions)
+    }
+
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String
     ) async throws {

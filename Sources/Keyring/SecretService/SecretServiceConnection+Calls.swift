@@ -42,20 +42,8 @@ extension SecretServiceConnection {
 
     /// The `b` in a `Properties.Get` reply for `Locked`.
     static func lockState(in reply: OpaquePointer) throws -> Bool {
-        let value = try unboxed(reply, "b")
+        let value = try GLibValues.unboxed(reply, "b")
         defer { g_variant_unref(value) }
         return g_variant_get_boolean(value) != 0
-    }
-
-    /// The value in a `Properties.Get` reply `(v)`, checked to be of `type`. Unref it when done.
-    static func unboxed(_ reply: OpaquePointer, _ type: String) throws -> OpaquePointer {
-        let boxed = g_variant_get_child_value(reply, 0)!
-        defer { g_variant_unref(boxed) }
-        let value = g_variant_get_variant(boxed)!
-        guard String(cString: g_variant_get_type_string(value)) == type else {
-            g_variant_unref(value)
-            throw KeyringError.invalidItemData("a property has an unexpected type")
-        }
-        return value
     }
 }

@@ -51,7 +51,7 @@ struct ServiceInterface {
 
     /// The object paths in a `Properties.Get` reply for the service's `Collections`.
     static func collectionPaths(in reply: OpaquePointer) throws -> [String] {
-        let value = try SecretServiceConnection.unboxed(reply, "ao")
+        let value = try GLibValues.unboxed(reply, "ao")
         defer { g_variant_unref(value) }
         return GLibValues.objectPaths(inArray: value)
     }
@@ -115,7 +115,7 @@ struct ServiceInterface {
         let defaultPath = GLibValues.objectPaths(inTuple: try outcomes[0].get()).first
         return try paths.enumerated().compactMap { index, path in
             do {
-                let label = try SecretServiceConnection.unboxed(try outcomes[1 + 2 * index].get(), "s")
+                let label = try GLibValues.unboxed(try outcomes[1 + 2 * index].get(), "s")
                 defer { g_variant_unref(label) }
                 return KeyringCollectionState(
                     path: path, label: String(cString: g_variant_get_string(label, nil)),
