@@ -11,7 +11,7 @@ import Hummingbird
 /// attested on that device (the TPM, by its pseudonym for the team) in the last ``window``, this one included.
 /// Another team's counts never enter it, and nothing of the TPM reaches the backend.
 struct AppAttestController: Sendable {
-    let store: any BitStore
+    let store: AppAttestStore
     let secrets: TPMSecrets
 
     /// How far back the metric counts: thirty days, as Apple's.
