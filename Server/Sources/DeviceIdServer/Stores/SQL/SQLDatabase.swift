@@ -23,6 +23,7 @@ enum SQLDatabase: Sendable {
     /// statement whose request was answered `503` is over, committed or rolled back, soon after, not minutes later.
     static let statementTimeout: Duration = .seconds(4)
 
+    /// What PostgreSQL's pool and statements log under.
     static let logger = Logger(label: "deviceid-server.postgres")
 
     /// Opens (creating it, mode 0600, and its directory if missing) the SQLite file at `path`;
