@@ -26,9 +26,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
-        // The server: its configuration and application (Application), the endpoints (Controllers), connections'
-        // deadlines and telemetry (Connections), team JWTs (Teams), device tokens and TPM trust (Tokens), and where
-        // teams and bits are kept (Stores).
+        // The server: its configuration and application (Application), the endpoints (Controllers), App Attest
+        // (AppAttest), connections' deadlines and telemetry (Connections), team JWTs (Teams), device tokens and TPM
+        // trust (Tokens), and a store per concern over one database (Stores).
         .target(
             name: "DeviceIdServer",
             dependencies: [

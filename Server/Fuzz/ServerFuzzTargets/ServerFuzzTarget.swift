@@ -20,9 +20,9 @@ package enum ServerFuzzTarget: String, Fuzzable {
         switch self {
         case .teamJWT, .signedTeamJWT:
             // An authorizer of its own per input: it remembers the JWTs it verified.
-            guard let store = try? await Self.store.value,
+            guard let teams = try? await Self.teams.value,
                   let jwt = self == .teamJWT ? String(decoding: input, as: UTF8.self) : try? await Self.signed(input),
-                  (try? await TeamAuthorizer(store: store).team(for: "Bearer " + jwt, now: Self.now)) != nil else { return .refused }
+                  (try? await TeamAuthorizer(store: teams).team(for: "Bearer " + jwt, now: Self.now)) != nil else { return .refused }
             return .accepted
         case .request:
             do {
@@ -65,11 +65,11 @@ package enum ServerFuzzTarget: String, Fuzzable {
         try TeamSigningKey(privateKeyX963: Data(base64Encoded:
             "BF2qSDVCG8pNxdQF8Qpp1SkLOkDuDMXTRpCgjWe+KjJqF41emorzV6J+vMUqSJeBDpKpZKS+mAIHED4z2hqiUrsfuBahywQj5BPehbSnA6TN2Ki+2iIy3BEL7tjU2JghSQ==") ?? Data())
     }
-    /// One SQLite store for the process, in memory, holding the team.
-    static let store = Task<any BitStore, any Error> {
-        let store = try await SQLiteBitStore(path: ":memory:")
-        try await store.migrate()
-        try await store.add(Team(id: team, keyID: keyID, publicKeyPEM: try teamKey.get().publicKey().pem()))
-        return store
+    /// The teams of one SQLite database for the process, in memory, holding the team.
+    static let teams = Task<TeamStore, any Error> {
+        let stores = try await Stores(sqlitePath: ":memory:")
+        try await stores.migrate()
+        try await stores.teams.add(Team(id: team, keyID: keyID, publicKeyPEM: try teamKey.get().publicKey().pem()))
+        return stores.teams
     }
 }

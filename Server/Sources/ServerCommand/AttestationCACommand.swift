@@ -31,7 +31,8 @@ struct AttestationCACommand: AsyncParsableCommand {
 
     func run() async throws {
         let (rotate, revoke, keyFile) = (rotate, revoke, keyFile.map(AttestationCAKeyFile.init(path:)))
-        let ca = try await database.withStore { store in
+        let ca = try await database.withStores { stores in
+            let store = stores.secrets
             if let revoke { return try await AttestationCA.revoke(revoke, in: store, keyFile: keyFile, now: Date()) }
             return rotate
                 ? try await AttestationCA.rotate(in: store, keyFile: keyFile, now: Date())

@@ -30,8 +30,8 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// Runs `body` with the store the URL names, running and migrated.
-    func withStore<Value>(_ body: (any BitStore) async throws -> Value) async throws -> Value {
+    /// Runs `body` with the stores of the database the URL names, running and migrated.
+    func withStores<Value>(_ body: (Stores) async throws -> Value) async throws -> Value {
         let place: DatabaseLocation
         do {
             place = try location()
@@ -39,9 +39,9 @@ struct DatabaseOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         return try await opening {
-            try await place.open().whileRunning { store in
-                try await store.migrate()
-                return try await body(store)
+            try await place.open().whileRunning { stores in
+                try await stores.migrate()
+                return try await body(stores)
             }
         }
     }

@@ -28,7 +28,7 @@ struct TeamCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(publicKey): \(error)")
             }
-            try await database.withStore { try await $0.add(added) }
+            try await database.withStores { try await $0.teams.add(added) }
         }
     }
 
@@ -37,7 +37,7 @@ struct TeamCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            for team in try await database.withStore({ try await $0.teams() }) { print("\(team.id)\t\(team.keyID)") }
+            for team in try await database.withStores({ try await $0.teams.all() }) { print("\(team.id)\t\(team.keyID)") }
         }
     }
 
@@ -47,7 +47,7 @@ struct TeamCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let removed = try await database.withStore { try await $0.removeTeam(team) }
+            let removed = try await database.withStores { try await $0.teams.remove(team) }
             guard removed else { throw ValidationError("no team \(team)") }
         }
     }

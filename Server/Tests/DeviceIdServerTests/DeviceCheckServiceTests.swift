@@ -12,53 +12,17 @@ import SecureStorage
 import SQLiteNIO
 import Testing
 
-/// The databases every test runs on: an SQLite file, and a PostgreSQL server of the test's own.
-enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
-    case sqlite, postgres
-
-    var description: String { rawValue }
-
-    /// Runs `body` with the stores it opens on fresh data, running (each open a new server process's connection).
-    func with<Value>(_ body: (RunningStores) async throws -> Value) async throws -> Value {
-        try await with { running, _ in try await body(running) }
-    }
-
-    /// Runs `body` with the stores it opens on fresh data, and a way to run SQL statements on that data as its owner,
-    /// each statement committed before it returns.
-    func with<Value>(_ body: (RunningStores, _ execute: @Sendable ([String]) async throws -> Void) async throws -> Value) async throws -> Value {
-        switch self {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)").path
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            let path = directory + "/bits.sqlite"
-            return try await RunningStores.with(make: { try await SQLiteBitStore(path: path) }) { running in
-                try await body(running) { statements in
-                    let connection = try await SQLiteConnection.open(storage: .file(path: path))
-                    for statement in statements { _ = try await connection.query(statement, []) }
-                    try await connection.close()
-                }
-            }
-        case .postgres:
-            return try await PrivatePostgres.with { server in
-                try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }) { running in
-                    try await body(running) { statements in try await server.execute(statements.joined(separator: "; ")) }
-                }
-            }
-        }
-    }
-}
-
-/// A team with its signing key, registered in a store, and devices that make tokens from the keyring of the
+/// A team with its signing key, registered in the stores, and devices that make tokens from the keyring of the
 /// session bus the tests run on (`scripts/test` starts a private one).
 struct Fixture {
-    let store: any BitStore
+    let stores: Stores
     let team = "TEAM1"
     let teamKey: TeamSigningKey
 
-    init(store: any BitStore) async throws {
-        self.store = store
+    init(stores: Stores) async throws {
+        self.stores = stores
         teamKey = try TeamSigningKey()
-        try await store.add(Team(id: team, keyID: "KID1", publicKeyPEM: try teamKey.publicKey().pem()))
+        try await stores.teams.add(Team(id: team, keyID: "KID1", publicKeyPEM: try teamKey.publicKey().pem()))
     }
 
     /// A team JWT made at `issued`.
@@ -79,16 +43,16 @@ struct Fixture {
     /// A TPM maker's CA certificate (that made no TPM here).
     static let tpmMakerCA = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/tpm-maker-ca.pem")
 
-    /// The server's application on `store` (the fixture's by default), as `serve` builds it: plain HTTP on loopback,
+    /// The server's application on `stores` (the fixture's by default), as `serve` builds it: plain HTTP on loopback,
     /// metrics on a port of their own, `tpm` trusted, teams read again every `refresh`, and the clock `now`. It logs
     /// warnings and errors only, so that a failure stays in sight at the end of a suite's output, not a request's line.
     func app(
-        store: (any BitStore)? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
+        stores: Stores? = nil, logger: Logger? = nil, tpm: TPMTrust? = nil,
         metrics: PrometheusCollectorRegistry = .init(), refresh: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
     ) throws -> some ApplicationProtocol {
         let configuration = try ServerConfiguration(
             metrics: .loopback(port: 0), teamRefresh: refresh, database: .sqlite(path: ":memory:"), tpm: tpm, logLevel: .warning)
-        return try buildApplication(configuration: configuration, store: store ?? self.store, logger: logger, metrics: metrics, now: now)
+        return try buildApplication(configuration: configuration, stores: stores ?? self.stores, logger: logger, metrics: metrics, now: now)
     }
 }
 
@@ -112,7 +76,7 @@ struct DeviceCheckServiceTests {
     @Test("Validate, query before any update, update one bit at a time, query the bits and the month", arguments: Database.allCases)
     func twoBits(database: Database) async throws {
         try await database.with { running in
-        let fixture = try await Fixture(store: try await running.open())
+        let fixture = try await Fixture(stores: try await running.open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         try await fixture.app().test { client in
@@ -125,15 +89,15 @@ struct DeviceCheckServiceTests {
             let month = { let f = DateFormatter(); f.dateFormat = "yyyy-MM"; f.timeZone = TimeZone(identifier: "UTC"); return f.string(from: Date()) }()
             #expect(status == .ok && body == #"{"bit0":false,"bit1":true,"last_update_time":"\#(month)"}"#)
         }
-        #expect(try await fixture.store.record(team: fixture.team, device: device.id).bits?.bit1 == true)
-        await running.stop(fixture.store)
+        #expect(try await fixture.stores.bits.record(team: fixture.team, device: device.id).bits?.bit1 == true)
+        await running.stop(fixture.stores)
         }
     }
 
     @Test("Every documented refusal: 401 for the JWT, 400 for token, bits, time stamp and transaction, 405, 413", arguments: Database.allCases)
     func refusals(database: Database) async throws {
         try await database.with { running in
-        let fixture = try await Fixture(store: try await running.open())
+        let fixture = try await Fixture(stores: try await running.open())
         let jwt = try await fixture.jwt()
         let device = try await Fixture.deviceToken()
         let otherTeam = try await Fixture.deviceToken(team: "TEAM2")
@@ -172,14 +136,14 @@ struct DeviceCheckServiceTests {
             #expect(try await post(client, "validate_device_token", jwt: later, request(device.token))
                     == (.badRequest, "Missing or incorrectly formatted device token payload"))
         }
-        await running.stop(fixture.store)
+        await running.stop(fixture.stores)
         }
     }
 
     @Test("TPM endpoints: absent without trusted TPM makers; with them, the key attestations are sealed to, the same on every server of a database, and a token without an attestation is refused")
     func tpmEndpoints() async throws {
         try await Database.sqlite.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             try await fixture.app().test { client async throws in
@@ -231,7 +195,7 @@ struct DeviceCheckServiceTests {
                 #expect(try await post(client, "tpm/activation_challenge", jwt: try await fixture.jwt(team: "TEAM2"), request(device.token)).0
                         == .unauthorized)
             }
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
         }
     }
 
@@ -239,7 +203,7 @@ struct DeviceCheckServiceTests {
           arguments: Database.allCases)
     func durableAndIsolated(database: Database) async throws {
         try await database.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let jwt = try await fixture.jwt()
             let (first, second) = (try await Fixture.deviceToken(), try await Fixture.deviceToken())
             try await fixture.app().test { client in
@@ -252,12 +216,12 @@ struct DeviceCheckServiceTests {
                     for try await status in updates { #expect(status == .ok) }
                 }
             }
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
             // A restarted server reads what the last one kept.
             let reopened = try await running.open()
-            let firstBits = try #require(try await reopened.record(team: fixture.team, device: first.id).bits)
+            let firstBits = try #require(try await reopened.bits.record(team: fixture.team, device: first.id).bits)
             #expect(firstBits.bit0 && firstBits.bit1)
-            let secondBits = try #require(try await reopened.record(team: fixture.team, device: second.id).bits)
+            let secondBits = try #require(try await reopened.bits.record(team: fixture.team, device: second.id).bits)
             #expect(!secondBits.bit1)
             await running.stop(reopened)
         }
@@ -266,7 +230,7 @@ struct DeviceCheckServiceTests {
     @Test("Two servers on one PostgreSQL agree: what one sets, the other reads")
     func twoServers() async throws {
         try await Database.postgres.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let other = try await running.open()
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
@@ -274,11 +238,11 @@ struct DeviceCheckServiceTests {
                 let status = try await post(client, "update_two_bits", jwt: jwt, request(device.token, ["bit1": true])).0
                 #expect(status == .ok)
             }
-            try await fixture.app(store: other).test { client in
+            try await fixture.app(stores: other).test { client in
                 let (status, body) = try await post(client, "query_two_bits", jwt: jwt, request(device.token))
                 #expect(status == .ok && body.hasPrefix(#"{"bit0":false,"bit1":true,"#))
             }
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
             await running.stop(other)
         }
     }
@@ -286,7 +250,7 @@ struct DeviceCheckServiceTests {
     @Test("Every request is counted at /metrics and logged in one line, never with its token or JWT, even at trace level")
     func telemetry() async throws {
         try await Database.sqlite.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let jwt = try await fixture.jwt()
             let device = try await Fixture.deviceToken()
             let recorder = InMemoryLogHandler()
@@ -323,7 +287,7 @@ struct DeviceCheckServiceTests {
             for secret in secrets where secret.count >= 16 {
                 #expect(!lines.contains { $0.contains(secret) || $0.contains(secret.prefix(16)) }, "a log line holds part of a token or JWT")
             }
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
         }
     }
 }

@@ -55,9 +55,9 @@ struct HostileClientTests {
     @Test("A team's key never acts as another team: a kid named twice, another team's kid, another team's iss, a kid no team holds", arguments: Database.allCases)
     func impersonation(database: Database) async throws {
         try await database.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let other = try TeamSigningKey()
-            try await fixture.store.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: try other.publicKey().pem()))
+            try await fixture.stores.teams.add(Team(id: "TEAM2", keyID: "KID2", publicKeyPEM: try other.publicKey().pem()))
             let device = try await Fixture.deviceToken(team: "TEAM2")
             let now = Int(Date().timeIntervalSince1970)
             let asTeam2 = #"{"iat":\#(now),"iss":"TEAM2"}"#
@@ -80,7 +80,7 @@ struct HostileClientTests {
                 let own = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID2","typ":"JWT"}"#, payload: asTeam2, key: other)
                 #expect(try await post(client, "query_two_bits", jwt: own, request(device.token)) == (.ok, "Bit State Not Found"))
             }
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
         }
     }
 
@@ -111,29 +111,11 @@ struct HostileClientTests {
         #expect(throws: TeamKeyError.self) { try Team(id: "T", keyID: "K", publicKeyPEM: berPEM).signingKey() }
     }
 
-    @Test("A kid names one team for good: held, removed or replaced, another team cannot take it", arguments: Database.allCases)
-    func keyIDOwnership(database: Database) async throws {
-        try await database.with { running in
-            let store = try await running.open()
-            let pem = try TeamSigningKey().publicKey().pem()
-            try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))
-            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
-            try await store.add(Team(id: "A", keyID: "K2", publicKeyPEM: pem))   // A moves to a new kid
-            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K1", publicKeyPEM: pem)) }
-            #expect(try await store.removeTeam("A"))
-            await #expect(throws: StoreError.self) { try await store.add(Team(id: "B", keyID: "K2", publicKeyPEM: pem)) }
-            try await store.add(Team(id: "A", keyID: "K1", publicKeyPEM: pem))   // A, back, takes its own kid again
-            try await store.add(Team(id: "B", keyID: "K3", publicKeyPEM: pem))
-            #expect(try await store.teams().map(\.keyID) == ["K1", "K3"])
-            await running.stop(store)
-        }
-    }
-
     @Test("A key replaced and a team removed through one server reach another running server within seconds",
           arguments: Database.allCases)
     func liveTeamChanges(database: Database) async throws {
         try await database.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let admin = try await running.open()   // `deviceid-server team …`, another process on the same database
             let device = try await Fixture.deviceToken()
             let oldJWT = try await fixture.jwt()
@@ -142,23 +124,23 @@ struct HostileClientTests {
             try await fixture.app(refresh: .milliseconds(200)).test { client in
                 let query = { (jwt: String) in try await post(client, "query_two_bits", jwt: jwt, request(device.token)).0 }
                 #expect(try await query(oldJWT) == .ok)
-                try await admin.add(Team(id: fixture.team, keyID: "KID1", publicKeyPEM: try newKey.publicKey().pem()))
+                try await admin.teams.add(Team(id: fixture.team, keyID: "KID1", publicKeyPEM: try newKey.publicKey().pem()))
                 #expect(try await eventually {
                     let (old, new) = (try await query(oldJWT), try await query(newJWT))
                     return old == .unauthorized && new == .ok
                 })
-                #expect(try await admin.removeTeam(fixture.team))
+                #expect(try await admin.teams.remove(fixture.team))
                 #expect(try await eventually { try await query(newJWT) == .unauthorized })
             }
             await running.stop(admin)
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
         }
     }
 
     @Test("Hostile device tokens get 400, and the server answers the next request: claims past any time, BER keys, members named twice")
     func hostileTokens() async throws {
         try await Database.sqlite.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let jwt = try await fixture.jwt()
             let registry = PrometheusCollectorRegistry()
             let valid = try await Handmade.deviceToken(payload: Handmade.payload())
@@ -183,12 +165,12 @@ struct HostileClientTests {
                                                  body: ByteBuffer(string: twice)) { $0.status } == .badRequest)
             }
             let validDevice = try DeviceToken.verify(try #require(Data(base64Encoded: valid)), team: fixture.team).deviceID
-            let bits = try #require(try await fixture.store.record(team: fixture.team, device: validDevice).bits)
+            let bits = try #require(try await fixture.stores.bits.record(team: fixture.team, device: validDevice).bits)
             #expect(bits.bit0 && !bits.bit1, "no hostile update took effect")
             let metrics = String(decoding: registry.emitToBuffer(), as: UTF8.self)
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="token_malformed"} \#(hostile.count)"#), "\(metrics)")
             #expect(metrics.contains(#"deviceid_server_refusals_total{reason="body"} 1"#))
-            await running.stop(fixture.store)
+            await running.stop(fixture.stores)
         }
     }
 }
@@ -244,8 +226,8 @@ struct FatTokenTests {
     @Test("A kid no team holds costs one signature check, as the team's kid with a bad signature does: what a refusal costs does not tell which kids are registered")
     func unknownKidCost() async throws {
         try await Database.sqlite.with { running in
-            let fixture = try await Fixture(store: try await running.open())
-            let authorizer = TeamAuthorizer(store: fixture.store, refreshInterval: .seconds(60), byteCapacity: 1 << 20)
+            let fixture = try await Fixture(stores: try await running.open())
+            let authorizer = TeamAuthorizer(store: fixture.stores.teams, refreshInterval: .seconds(60), byteCapacity: 1 << 20)
             let (other, issued) = (try TeamSigningKey(), Int(Date().timeIntervalSince1970))
             func answer(kid: String, key: TeamSigningKey) async throws -> (refusal: TeamRefusal?, checks: Int) {
                 let jwt = try await Handmade.jwt(header: #"{"alg":"ES256","kid":"\#(kid)","typ":"JWT"}"#, payload: #"{"iat":\#(issued),"iss":"TEAM1"}"#, key: key)
@@ -266,9 +248,9 @@ struct FatTokenTests {
     @Test("Thousands of valid team JWTs with a 20 KB claim are refused unread; JWTs within the cap are kept in the cache's bytes")
     func fatTeamJWTs() async throws {
         try await Database.sqlite.with { running in
-            let fixture = try await Fixture(store: try await running.open())
+            let fixture = try await Fixture(stores: try await running.open())
             let capacity = 256 << 10
-            let authorizer = TeamAuthorizer(store: fixture.store, refreshInterval: .seconds(60), byteCapacity: capacity)
+            let authorizer = TeamAuthorizer(store: fixture.stores.teams, refreshInterval: .seconds(60), byteCapacity: capacity)
             let issued = Int(Date().timeIntervalSince1970)
             let jwt = { (padding: String) in
                 try await Handmade.jwt(header: #"{"alg":"ES256","kid":"KID1","typ":"JWT"}"#,

@@ -8,7 +8,7 @@ struct PostgresConnectionTests {
     @Test("libpq's sslmode and sslrootcert, the password from PGPASSWORD or the passfile; each refusal names the server and why")
     func connections() async throws {
         try await PrivatePostgres.with { server in
-            try await PostgresBitStore(url: server.url, environment: server.environment).whileRunning { try await $0.migrate() }
+            try await Stores(postgresURL: server.url, environment: server.environment).whileRunning { try await $0.migrate() }
             let tcp = "postgres://postgres@127.0.0.1:\(server.port)/postgres"
             let refusals: [(url: String, environment: [String: String], reason: String)] = [
                 (tcp + "?sslmode=disable", server.environment, "reject"),   // pg_hba.conf refuses plain TCP
@@ -20,7 +20,7 @@ struct PostgresConnectionTests {
             ]
             for refusal in refusals {
                 do {
-                    _ = try await PostgresBitStore(url: refusal.url, environment: refusal.environment)
+                    _ = try await Stores(postgresURL: refusal.url, environment: refusal.environment)
                     Issue.record("\(refusal.url) was taken")
                 } catch let error as StoreError {
                     guard case .unreachable(let name, let reason, _) = error else {
@@ -32,13 +32,13 @@ struct PostgresConnectionTests {
                 }
             }
             // sslmode=require takes the server's certificate unverified, but still over TLS.
-            _ = try await PostgresBitStore(url: tcp + "?sslmode=require", environment: server.environment)
+            _ = try await Stores(postgresURL: tcp + "?sslmode=require", environment: server.environment)
         }
     }
 
     @Test("Nothing listening: refused at once, not after the pool's minute of retries")
     func nothingListening() async throws {
-        await #expect(throws: StoreError.self) { try await PostgresBitStore(url: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable", environment: [:]) }
+        await #expect(throws: StoreError.self) { try await Stores(postgresURL: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable", environment: [:]) }
     }
 
     @Test("Without sslmode, a host that is not loopback has its certificate checked (verify-full); loopback keeps libpq's prefer")
@@ -57,7 +57,7 @@ struct PostgresConnectionTests {
         for url in ["postgres://127.0.0.1/db", "postgres://u@127.0.0.1/db?sslmode=allow", "postgres://u@127.0.0.1/db?sslmode=require&sslmode=disable",
                     "postgres://u@127.0.0.1/db?password=x", "postgres://u@127.0.0.1/db?sslmode=verify-full&sslrootcert=/nonexistent",
                     "postgres://u@localhost/db?host=/run/postgresql&sslmode=require"] {
-            await #expect(throws: StoreError.self, "\(url)") { try await PostgresBitStore(url: url, environment: [:]) }
+            await #expect(throws: StoreError.self, "\(url)") { try await Stores(postgresURL: url, environment: [:]) }
         }
     }
 }

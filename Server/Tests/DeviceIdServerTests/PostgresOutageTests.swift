@@ -13,8 +13,8 @@ struct PostgresOutageTests {
     @Test("PostgreSQL restarted (pg_ctl restart -m fast, TLS on) while wrk posts updates: each answered 200 or 503 without a hang, serving again within 5 s, no update answered 200 lost")
     func restartUnderLoad() async throws {
         try await PrivatePostgres.with { server in
-            try await RunningStores.with(make: { try await PostgresBitStore(url: server.url, environment: server.environment) }) { running in
-            let fixture = try await Fixture(store: try await running.open())
+            try await RunningStores.with(make: { try await Stores(postgresURL: server.url, environment: server.environment) }) { running in
+            let fixture = try await Fixture(stores: try await running.open())
             let jwt = try await fixture.jwt()
             // A device for every request the writers can make before they come round again: each update then stands alone.
             let tokens = try await (0..<4000).asyncMap { _ in try await Handmade.deviceToken() }
@@ -63,7 +63,7 @@ struct PostgresOutageTests {
             var lost: [Int] = []
             for index in Set(all.filter { $0.status == 200 }.map(\.device)) {
                 let device = try DeviceToken.verify(try #require(Data(base64Encoded: tokens[index])), team: fixture.team).deviceID
-                if try await after.record(team: fixture.team, device: device).bits?.bit0 != true { lost.append(index) }
+                if try await after.bits.record(team: fixture.team, device: device).bits?.bit0 != true { lost.append(index) }
             }
             #expect(lost.isEmpty, "updates answered 200 but not in the database: \(lost.sorted())")
             }

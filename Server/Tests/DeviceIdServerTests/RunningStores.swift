@@ -1,30 +1,69 @@
 import DeviceIdServer
+import DeviceIdTestSupport
+import Foundation
 import Logging
 import ServiceLifecycle
+import SQLiteNIO
 import Synchronization
 
-/// The stores a test opens, each running as the server runs it (a `Service`, in a `ServiceGroup` of its own) until the
-/// test stops it or ends: each a new server process's connection to the same data.
+/// The databases every test runs on: an SQLite file, and a PostgreSQL server of the test's own.
+enum Database: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var description: String { rawValue }
+
+    /// Runs `body` with the stores it opens on fresh data, running (each open a new server process's connection).
+    func with<Value>(_ body: (RunningStores) async throws -> Value) async throws -> Value {
+        try await with { running, _ in try await body(running) }
+    }
+
+    /// Runs `body` with the stores it opens on fresh data, and a way to run SQL statements on that data as its owner,
+    /// each statement committed before it returns.
+    func with<Value>(_ body: (RunningStores, _ execute: @Sendable ([String]) async throws -> Void) async throws -> Value) async throws -> Value {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-server-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let path = directory + "/bits.sqlite"
+            return try await RunningStores.with(make: { try await Stores(sqlitePath: path) }) { running in
+                try await body(running) { statements in
+                    let connection = try await SQLiteConnection.open(storage: .file(path: path))
+                    for statement in statements { _ = try await connection.query(statement, []) }
+                    try await connection.close()
+                }
+            }
+        case .postgres:
+            return try await PrivatePostgres.with { server in
+                try await RunningStores.with(make: { try await Stores(postgresURL: server.url, environment: server.environment) }) { running in
+                    try await body(running) { statements in try await server.execute(statements.joined(separator: "; ")) }
+                }
+            }
+        }
+    }
+}
+
+/// The stores a test opens, each running as the server runs them (a `Service`, in a `ServiceGroup` of its own) until the
+/// test stops them or ends: each a new server process's connection to the same data.
 final class RunningStores: Sendable {
     private struct Running: Sendable {
-        let store: any BitStore
+        let stores: Stores
         let group: ServiceGroup
         let stopped: AsyncStream<Void>
         let stop: AsyncStream<Void>.Continuation
     }
 
-    private let make: @Sendable () async throws -> any BitStore
+    private let make: @Sendable () async throws -> Stores
     private let starts: AsyncStream<Running>.Continuation
     private let running = Mutex<[Running]>([])
 
-    private init(make: @escaping @Sendable () async throws -> any BitStore, starts: AsyncStream<Running>.Continuation) {
+    private init(make: @escaping @Sendable () async throws -> Stores, starts: AsyncStream<Running>.Continuation) {
         self.make = make
         self.starts = starts
     }
 
-    /// Runs `body` with stores made by `make`; every store still running at its end is shut down gracefully.
+    /// Runs `body` with stores made by `make`; all still running at its end are shut down gracefully.
     static func with<Value>(
-        make: @escaping @Sendable () async throws -> any BitStore, _ body: (RunningStores) async throws -> Value
+        make: @escaping @Sendable () async throws -> Stores, _ body: (RunningStores) async throws -> Value
     ) async throws -> Value {
         let (starts, continuation) = AsyncStream.makeStream(of: Running.self)
         return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -51,24 +90,24 @@ final class RunningStores: Sendable {
         }
     }
 
-    /// A new store, running and migrated.
-    func open() async throws -> any BitStore {
-        let store = try await make()
+    /// New stores, running and migrated.
+    func open() async throws -> Stores {
+        let stores = try await make()
         let (started, didStart) = AsyncStream.makeStream(of: Void.self)
         let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
-        let group = ServiceGroup(configuration: .init(services: [store, Started(signal: didStart)], logger: Logger(label: "deviceid-server.tests")))
-        let run = Running(store: store, group: group, stopped: stopped, stop: stop)
+        let group = ServiceGroup(configuration: .init(services: [stores, Started(signal: didStart)], logger: Logger(label: "deviceid-server.tests")))
+        let run = Running(stores: stores, group: group, stopped: stopped, stop: stop)
         running.withLock { $0.append(run) }
         starts.yield(run)
         for await _ in started {}
-        try await store.migrate()
-        return store
+        try await stores.migrate()
+        return stores
     }
 
-    /// Shuts `store` down gracefully (as a server's SIGTERM does) and returns when it is closed.
-    func stop(_ store: any BitStore) async {
+    /// Shuts `stores` down gracefully (as a server's SIGTERM does) and returns when their database is closed.
+    func stop(_ stores: Stores) async {
         let run = running.withLock { runs in
-            runs.firstIndex { ($0.store as AnyObject) === (store as AnyObject) }.map { runs.remove(at: $0) }
+            runs.firstIndex { $0.stores === stores }.map { runs.remove(at: $0) }
         }
         guard let run else { return }
         await run.group.triggerGracefulShutdown()
@@ -76,7 +115,7 @@ final class RunningStores: Sendable {
     }
 
     private func stopAll() async {
-        for run in running.withLock({ $0 }) { await stop(run.store) }
+        for run in running.withLock({ $0 }) { await stop(run.stores) }
     }
 
     /// A service that says when its group runs, so that a graceful shutdown is never asked of a group not yet running.

@@ -6,23 +6,24 @@ import Logging
 import NIOCore
 import Prometheus
 
-/// deviceid-server as `configuration` describes it, on the store it names: Apple's DeviceCheck API (see
-/// ``BitsController``; ``TPMController`` and ``AppAttestController`` with trusted TPM makers) and `GET /health` on ``ServerConfiguration/api``,
-/// `GET /metrics` on ``ServerConfiguration/metrics``. The store runs as a service of the application, and is migrated
-/// (and the TPM pseudonym secret read) before the API answers. A store that cannot be opened throws here.
+/// deviceid-server as `configuration` describes it, on the database it names: Apple's DeviceCheck API (see
+/// ``BitsController``; ``TPMController`` and ``AppAttestController`` with trusted TPM makers) and `GET /health` on
+/// ``ServerConfiguration/api``, `GET /metrics` on ``ServerConfiguration/metrics``. The ``Stores`` run as a service of the
+/// application, and are migrated (and the TPM pseudonym secret read) before the API answers. A database that cannot be
+/// opened throws here.
 package func buildApplication(configuration: ServerConfiguration) async throws -> some ApplicationProtocol {
-    let store = try await configuration.database.open()
-    var application = try buildApplication(configuration: configuration, store: store)
-    // Services stop in the reverse of this order: the API first, then the metrics listener, the store last.
-    application.services.insert(store, at: 0)
+    let stores = try await configuration.database.open()
+    var application = try buildApplication(configuration: configuration, stores: stores)
+    // Services stop in the reverse of this order: the API first, then the metrics listener, the stores last.
+    application.services.insert(stores, at: 0)
     return application
 }
 
-/// deviceid-server as `configuration` describes it, on `store`, which the caller runs (its
+/// deviceid-server as `configuration` describes it, on `stores`, which the caller runs (its
 /// ``ServerConfiguration/database`` is not read); `logger` (by default, at ``ServerConfiguration/logLevel``) logs one
 /// line per request, `metrics` counts them, and `now` is the clock tokens and JWTs are checked against.
 package func buildApplication(
-    configuration: ServerConfiguration, store: any BitStore, logger: Logger? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    configuration: ServerConfiguration, stores: Stores, logger: Logger? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     now: @escaping @Sendable () -> Date = Date.init
 ) throws -> Application<RouterResponder<BasicRequestContext>> {
     let logger = logger ?? configuration.logger
@@ -30,14 +31,14 @@ package func buildApplication(
     router.add(middleware: RequestTelemetry(registry: metrics))
     router.get("/health") { _, _ in Answer.text(.ok, "ok") }
     let api = router.group("v1")
-    let secrets = configuration.tpm.map { TPMSecrets(trust: $0, store: store) }
+    let secrets = configuration.tpm.map { TPMSecrets(trust: $0, store: stores.secrets) }
     let endpoints = DeviceEndpoints(
-        authorizer: TeamAuthorizer(store: store, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: secrets),
+        authorizer: TeamAuthorizer(store: stores.teams, refreshInterval: configuration.teamRefresh), tokens: VerifiedTokens(tpm: secrets),
         refusals: Refusals(registry: metrics), now: now)
-    BitsController(store: store, trustsTPMs: configuration.tpm != nil).addRoutes(to: api, through: endpoints)
+    BitsController(store: stores.bits, trustsTPMs: configuration.tpm != nil).addRoutes(to: api, through: endpoints)
     if let secrets {
-        TPMController(store: store, secrets: secrets).addRoutes(to: api, through: endpoints)
-        AppAttestController(store: store, secrets: secrets).addRoutes(to: api, through: endpoints)
+        TPMController(bindings: stores.tpmBindings, appAttest: stores.appAttest, secrets: secrets).addRoutes(to: api, through: endpoints)
+        AppAttestController(store: stores.appAttest, secrets: secrets).addRoutes(to: api, through: endpoints)
     } else {
         TPMController.addAbsentRoutes(to: api)
         AppAttestController.addAbsentRoutes(to: api)
@@ -52,7 +53,7 @@ package func buildApplication(
         router: router, server: try server(configuration, metrics: metrics),
         configuration: .init(address: configuration.api.binding, serverName: "deviceid-server"), services: [metricsListener], logger: logger)
     application.beforeServerStarts {
-        try await store.migrate()
+        try await stores.migrate()
         try await secrets?.load()
     }
     return application

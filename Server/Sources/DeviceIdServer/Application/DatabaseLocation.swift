@@ -25,12 +25,12 @@ package enum DatabaseLocation: Sendable {
         }
     }
 
-    /// The store kept here, open but not yet running nor migrated: the SQLite file opened (made if missing), or a
-    /// PostgreSQL server checked with one connection (``PostgresBitStore/init(url:environment:)``).
-    package func open() async throws -> any BitStore {
+    /// The stores kept here, open but not yet running nor migrated: the SQLite file opened (made if missing), or a
+    /// PostgreSQL server checked with one connection (``Stores/init(postgresURL:environment:)``).
+    package func open() async throws -> Stores {
         switch self {
-        case .sqlite(let path): try await SQLiteBitStore(path: path)
-        case .postgres(let url, let environment): try await PostgresBitStore(url: url, environment: environment)
+        case .sqlite(let path): try await Stores(sqlitePath: path)
+        case .postgres(let url, let environment): try await Stores(postgresURL: url, environment: environment)
         }
     }
 }

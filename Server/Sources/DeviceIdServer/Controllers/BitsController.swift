@@ -6,7 +6,7 @@ import Hummingbird
 /// its TPM is validated and queried with `"hardware_bound":true` (a binding is as good as the makers it was checked
 /// against).
 struct BitsController: Sendable {
-    let store: any BitStore
+    let store: DeviceBitStore
     /// Whether the server trusts TPM makers, so a binding counts.
     let trustsTPMs: Bool
 

@@ -64,7 +64,7 @@ package struct DeviceEndpoints: Sendable {
         } catch let refusal as TeamRefusal {
             refusals.count("jwt_" + refusal.rawValue)
             return Answer.text(.unauthorized, "Unable to verify authorization token")
-        } catch let refusal as DeviceRequest.Refusal {
+        } catch let refusal as any RequestRefusal {
             refusals.count(refusal.reason)
             return Answer.text(.badRequest, refusal.text)
         } catch {
@@ -74,4 +74,13 @@ package struct DeviceEndpoints: Sendable {
             return Answer.text(.serviceUnavailable, "Service Unavailable")
         }
     }
+}
+
+/// A request a device endpoint refused for what its body holds (``DeviceRequest/Refusal``, ``AppAttestRefusal``):
+/// answered `400` with ``text``, and counted in ``Refusals`` under ``reason``.
+protocol RequestRefusal: Error {
+    /// The answer's text.
+    var text: String { get }
+    /// The label of the refusal in the server's metrics.
+    var reason: String { get }
 }

@@ -22,7 +22,7 @@ package struct DeviceRequest: Sendable {
     }
 
     /// A refusal: its answer, as Apple words it, and the reason it is counted under.
-    package enum Refusal: Error, Equatable {
+    package enum Refusal: RequestRefusal, Equatable {
         /// The body is not one strict JSON object.
         case body
         /// The device token is missing or refused.
@@ -30,14 +30,6 @@ package struct DeviceRequest: Sendable {
         case bits, timestamp, transaction, attestation, credential
         /// The TPM's manufacturer, model or version is missing or not in the TCG's form.
         case tpmDescription
-        /// App Attest's evidence (or its client-data hash) is missing, malformed, or does not verify.
-        case attestationObject
-        /// The App ID is missing, not the team's, or not the one the evidence is for.
-        case appID
-        /// The attested key is not one the TPM made and keeps: the attribute that is wrong.
-        case unsuitableKey(String)
-        /// The attestation object's attestation key was never certified for the team.
-        case uncertifiedAttestationKey
 
         /// The answer's text.
         package var text: String {
@@ -49,10 +41,6 @@ package struct DeviceRequest: Sendable {
             case .attestation: "Missing or incorrectly formatted TPM attestation"
             case .credential: "Incorrect or expired credential"
             case .tpmDescription: "Missing or incorrectly formatted TPM manufacturer, model or version"
-            case .attestationObject: "Missing or incorrectly formatted App Attest evidence"
-            case .appID: "Missing or incorrect app id"
-            case .unsuitableKey(let detail): "Attested key not made and kept by the TPM: \(detail)"
-            case .uncertifiedAttestationKey: "Attestation key not certified for this team"
             }
         }
 
@@ -61,10 +49,6 @@ package struct DeviceRequest: Sendable {
             switch self {
             case .token(let problem): "token_" + problem.rawValue
             case .tpmDescription: "tpm_description"
-            case .attestationObject: "attestation_object"
-            case .appID: "app_id"
-            case .unsuitableKey: "unsuitable_key"
-            case .uncertifiedAttestationKey: "uncertified_attestation_key"
             default: String(describing: self)
             }
         }

@@ -12,7 +12,9 @@ import Hummingbird
 /// (``AppAttestController``). `GET /v1/tpm/attestation_ca` answers the roots backends pin for App Attest (PEM, the
 /// newest first; see ``AttestationCA``).
 struct TPMController: Sendable {
-    let store: any BitStore
+    let bindings: TPMBindingStore
+    /// Where the attestation keys it certifies are kept, for App Attest's counts.
+    let appAttest: AppAttestStore
     let secrets: TPMSecrets
 
     /// How long a device has to return a credential sealed to its TPM.
@@ -45,7 +47,7 @@ struct TPMController: Sendable {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
         let challenge = try secrets.trust.verifier.challenge(for: attested)
         // The TPM is the one the credential is sealed to: the token that returns it may name another.
-        try await store.savePendingCredential(
+        try await bindings.savePendingCredential(
             PendingCredential(
                 attestationKeyName: attested.attestationKeyName, tpm: try await secrets.pseudonym(of: attested, team: call.team.id),
                 digest: challenge.expectedDigest, expires: call.now.addingTimeInterval(Self.credentialLifetime)),
@@ -67,7 +69,7 @@ struct TPMController: Sendable {
         let (key, pseudonym) = try await activated(call)
         let certificate = try ca.current.certificate(for: key, tpm: tpm, at: call.now)
         // What the App Attest keys it certifies are counted under (AppAttestController).
-        try await store.keepAttestationKey(Array(key.attestationKey), tpm: pseudonym, team: call.team.id)
+        try await appAttest.keepAttestationKey(Array(key.attestationKey), tpm: pseudonym, team: call.team.id)
         return try Answer.json(Certificate(certificate: certificate.base64EncodedString()))
     }
 
@@ -76,10 +78,10 @@ struct TPMController: Sendable {
     private func activated(_ call: DeviceCall) async throws -> (AttestedTPMKey, tpm: String) {
         guard let attested = call.request.checked.attested else { throw DeviceRequest.Refusal.attestation }
         guard let credential = call.request.fields.credential.flatMap({ Data(base64Encoded: $0) }) else { throw DeviceRequest.Refusal.credential }
-        guard let pending = try await store.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
+        guard let pending = try await bindings.takePendingCredential(team: call.team.id, device: call.device), call.now <= pending.expires,
               pending.attestationKeyName == attested.attestationKeyName,
               CredentialChallenge.digest(of: credential) == pending.digest else { throw DeviceRequest.Refusal.credential }
-        try await store.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
+        try await bindings.bindToTPM(team: call.team.id, device: call.device, tpm: pending.tpm)
         return (attested, pending.tpm)
     }
 

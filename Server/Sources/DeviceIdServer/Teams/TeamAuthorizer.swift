@@ -37,7 +37,7 @@ public final class TeamAuthorizer: Sendable {
     /// How long teams read from the store are used before they are read again.
     public let refreshInterval: Duration
 
-    private let store: any BitStore
+    private let store: TeamStore
     private let state = NIOLockedValueBox(State())
     private let verified: ByteBoundedCache<String, (team: Team, until: Date)>
 
@@ -53,12 +53,12 @@ public final class TeamAuthorizer: Sendable {
     }
 
     /// An authorizer that finds teams in `store`, read again after `refreshInterval`.
-    public convenience init(store: any BitStore, refreshInterval: Duration = .seconds(1)) {
+    package convenience init(store: TeamStore, refreshInterval: Duration = .seconds(1)) {
         self.init(store: store, refreshInterval: refreshInterval, byteCapacity: 8 << 20)
     }
 
     /// An authorizer that remembers verified JWTs in at most `byteCapacity` bytes.
-    package init(store: any BitStore, refreshInterval: Duration, byteCapacity: Int) {
+    package init(store: TeamStore, refreshInterval: Duration, byteCapacity: Int) {
         self.store = store
         self.refreshInterval = refreshInterval
         verified = ByteBoundedCache(byteCapacity: byteCapacity)
@@ -152,10 +152,10 @@ public final class TeamAuthorizer: Sendable {
     }
 
     /// Every team of `store` whose key reads, each team's key kept from `previous` while its PEM is the same.
-    private static func read(from store: any BitStore, reusing previous: Teams?) async throws -> Teams {
+    private static func read(from store: TeamStore, reusing previous: Teams?) async throws -> Teams {
         let started = ContinuousClock.now
         var byKeyID: [String: (team: Team, key: DevicePublicKey)] = [:]
-        for team in try await store.teams() {
+        for team in try await store.all() {
             if let kept = previous?.byKeyID[team.keyID], kept.team == team {
                 byKeyID[team.keyID] = kept
             } else if let key = try? team.signingKey() {

@@ -37,7 +37,7 @@ package struct AttestationCA: Sendable {
 
     /// The CA kept in `store`, its first generation made at `now` when there is none, and the next when every one is
     /// revoked.
-    package static func load(from store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
+    package static func load(from store: SecretStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
         let numbers = kept.numbers.isEmpty ? [1] : kept.numbers
         let live = numbers.filter { !kept.isRevoked($0) }
@@ -46,7 +46,7 @@ package struct AttestationCA: Sendable {
 
     /// Makes the generation after the newest kept in `store`, created at `now`, and answers the CA with it. Running
     /// servers issue under it within ``TPMSecrets/reloadInterval``.
-    package static func rotate(in store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
+    package static func rotate(in store: SecretStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
         return try await ca(from: store, kept: kept, generations: kept.numbers + [(kept.numbers.last ?? 0) + 1], keyFile: keyFile, now: now)
     }
@@ -54,7 +54,7 @@ package struct AttestationCA: Sendable {
     /// Revokes the generation `number` (its key compromised): from now on no server answers its root, issues under it,
     /// or accepts an attestation key it certified (the identities it certified enroll again). When it was the newest
     /// not revoked, the next is made. ``AttestationCAError/noGeneration(_:)`` when the store keeps no such generation.
-    package static func revoke(_ number: Int, in store: any BitStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
+    package static func revoke(_ number: Int, in store: SecretStore, keyFile: AttestationCAKeyFile? = nil, now: Date) async throws -> AttestationCA {
         let kept = try await Kept(store)
         guard kept.numbers.contains(number) else { throw AttestationCAError.noGeneration(number) }
         _ = try await store.secret(named: "\(prefix)\(number)/revoked", proposing: Self.bytes(of: now))
@@ -67,8 +67,8 @@ package struct AttestationCA: Sendable {
         let secrets: [String: [UInt8]]
         let numbers: [Int]
 
-        init(_ store: any BitStore) async throws {
-            secrets = try await store.secrets(prefixed: AttestationCA.prefix)
+        init(_ store: SecretStore) async throws {
+            secrets = try await store.all(prefixed: AttestationCA.prefix)
             numbers = Set(secrets.keys.compactMap { name -> Int? in
                 let parts = name.dropFirst(AttestationCA.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
                 guard parts.count == 2, let number = Int(parts[0]), (1...AttestationCA.maximumGeneration).contains(number),
@@ -92,7 +92,7 @@ package struct AttestationCA: Sendable {
     /// missing, made at `now` and proposed to `store`: its private keys kept in `keyFile` when one is given, else in
     /// the database.
     private static func ca(
-        from store: any BitStore, kept: Kept, generations: [Int], keyFile: AttestationCAKeyFile?, now: Date
+        from store: SecretStore, kept: Kept, generations: [Int], keyFile: AttestationCAKeyFile?, now: Date
     ) async throws -> AttestationCA {
         var known = kept.secrets
         func secret(_ name: String, _ make: () throws -> [UInt8]) async throws -> [UInt8] {

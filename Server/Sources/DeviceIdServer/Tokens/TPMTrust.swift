@@ -59,7 +59,7 @@ public struct TPMTrust: Sendable {
 
     /// The secret: the one given, else the one `store` keeps (proposing one made at random; every server sharing the
     /// store gets the one stored first, so asking twice is harmless).
-    func pseudonymSecret(from store: any BitStore) async throws -> [UInt8] {
+    func pseudonymSecret(from store: SecretStore) async throws -> [UInt8] {
         if let givenSecret { return givenSecret }
         var generator = SystemRandomNumberGenerator()   // getrandom(2)
         let proposed = (0..<Self.minimumSecretSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -74,7 +74,7 @@ public struct TPMTrust: Sendable {
 /// ``reloadInterval``: a rotation or a revocation reaches every running server within seconds.
 package final class TPMSecrets: Sendable {
     let trust: TPMTrust
-    private let store: any BitStore
+    private let store: SecretStore
     private let secret = NIOLockedValueBox<[UInt8]?>(nil)
     private let opener = NIOLockedValueBox<AttestationOpener?>(nil)
     private let ca = NIOLockedValueBox<(ca: AttestationCA, read: ContinuousClock.Instant)?>(nil)
@@ -82,7 +82,7 @@ package final class TPMSecrets: Sendable {
     /// How long the CA read is used before it is read again.
     static let reloadInterval: Duration = .seconds(2)
 
-    init(trust: TPMTrust, store: any BitStore) {
+    init(trust: TPMTrust, store: SecretStore) {
         (self.trust, self.store) = (trust, store)
     }
 

@@ -9,9 +9,10 @@ import Hummingbird
 /// authenticator data the App ID's), counts its key, and answers `{"attestation_object": BASE64}`: Apple's attestation
 /// object (``AppAttestAuthority``), whose receipt carries the risk metric — how many distinct keys the team's apps had
 /// attested on that device (the TPM, by its pseudonym for the team) in the last ``window``, this one included.
-/// Another team's counts never enter it, and nothing of the TPM reaches the backend.
+/// Another team's counts never enter it, and nothing of the TPM reaches the backend. What it refuses is an
+/// ``AppAttestRefusal``.
 struct AppAttestController: Sendable {
-    let store: any BitStore
+    let store: AppAttestStore
     let secrets: TPMSecrets
 
     /// How far back the metric counts: thirty days, as Apple's.
@@ -31,27 +32,27 @@ struct AppAttestController: Sendable {
     private func attestation(_ team: Team, _ body: Data, _ now: Date) async throws -> Response {
         guard (try? StrictJSON.check(body)) != nil, let fields = try? JSONDecoder().decode(Fields.self, from: body),
               let sealed = Data(base64Encoded: fields.evidence), let hash = Data(base64Encoded: fields.clientDataHash), hash.count == 32 else {
-            throw DeviceRequest.Refusal.attestationObject
+            throw AppAttestRefusal.attestationObject
         }
-        guard fields.appID.hasPrefix(team.id + "."), fields.appID.utf8.count <= 512 else { throw DeviceRequest.Refusal.appID }
+        guard fields.appID.hasPrefix(team.id + "."), fields.appID.utf8.count <= 512 else { throw AppAttestRefusal.appID }
         let ca = try await secrets.attestationCA()
         guard let issuer = ca.appAttest else {
             return Answer.text(.serviceUnavailable, "The attestation CA predates App Attest: rotate it (deviceid-server attestation-ca --rotate)")
         }
         let attested: VerifiedAppAttestation
         do {
-            guard let opener = secrets.attestationOpener else { throw DeviceRequest.Refusal.attestationObject }
+            guard let opener = secrets.attestationOpener else { throw AppAttestRefusal.attestationObject }
             attested = try VerifiedAppAttestation(
                 attestationObject: try opener.openEvidence(sealed), clientDataHash: hash, trustedRoots: ca.attestationKeyRoots)
         } catch TPMAttestationError.unsuitableKey(let detail) {
-            throw DeviceRequest.Refusal.unsuitableKey(detail)
+            throw AppAttestRefusal.unsuitableKey(detail)
         } catch {
-            throw DeviceRequest.Refusal.attestationObject
+            throw AppAttestRefusal.attestationObject
         }
-        guard attested.isFor(appID: fields.appID) else { throw DeviceRequest.Refusal.appID }
+        guard attested.isFor(appID: fields.appID) else { throw AppAttestRefusal.appID }
         guard let count = try await store.countAttestedKey(
             Array(attested.keyID), by: Array(attested.attestationKey), team: team.id, at: now, since: now - Self.window) else {
-            throw DeviceRequest.Refusal.uncertifiedAttestationKey
+            throw AppAttestRefusal.uncertifiedAttestationKey
         }
         let object = try issuer.attestationObject(for: attested, appID: fields.appID, clientDataHash: hash, riskMetric: count, at: now)
         return try Answer.json(Attestation(attestationObject: object.base64EncodedString()))

@@ -1,10 +1,10 @@
 import Foundation
 import ServiceLifecycle
 
-/// A store's bit reads and updates, batched (see ``StatementBatcher``): under load, one statement answers many
-/// requests, so the database pays one round trip, and one commit, for many.
+/// The bit reads and updates of ``DeviceBitStore``, batched (see ``StatementBatcher``): under load, one statement
+/// answers many requests, so the database pays one round trip, and one commit, for many.
 final class BatchedBits: Sendable {
-    /// What a store does with rows of the `bits` table (see ``BitsSQL``), one statement each.
+    /// What a database does with rows of the `bits` table (see ``BitsSQL``), one statement each.
     struct Rows: Sendable {
         /// The record of each key, in order.
         let read: @Sendable ([DeviceKey]) async throws -> [DeviceRecord]
@@ -34,7 +34,7 @@ final class BatchedBits: Sendable {
     }
 
     /// Answers batches until a graceful shutdown or cancellation, then refuses new requests and returns once those
-    /// pending are answered: the batching part of a store's ``BitStore/run()``.
+    /// pending are answered: the batching part of ``Stores/run()``.
     func runUntilGracefulShutdown() async {
         await withDiscardingTaskGroup { group in
             for _ in 0..<workersPerKind {
@@ -47,12 +47,12 @@ final class BatchedBits: Sendable {
         }
     }
 
-    /// See ``BitStore/record(team:device:)``.
+    /// See ``DeviceBitStore/record(team:device:)``.
     func record(team: String, device: String) async throws -> DeviceRecord {
         try await reads.submit(DeviceKey(team: team, device: device))
     }
 
-    /// See ``BitStore/update(team:device:bit0:bit1:at:)``.
+    /// See ``DeviceBitStore/update(team:device:bit0:bit1:at:)``.
     func update(team: String, device: String, bit0: Bool?, bit1: Bool?, at time: Date) async throws {
         try await writes.submit(BitUpdate(
             key: DeviceKey(team: team, device: device), bit0: bit0, bit1: bit1, milliseconds: Int64(time.timeIntervalSince1970 * 1000))).get()

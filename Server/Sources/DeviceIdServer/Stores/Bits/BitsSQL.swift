@@ -1,5 +1,6 @@
-/// The SQL both stores write alike, SQLite and PostgreSQL agreeing on it: how the `bits` table keeps a key's bits and
-/// its TPM's, how an update orders by time, and how a key's bits meet its TPM's at binding.
+/// The SQL of the `bits` table, which SQLite and PostgreSQL agree on and ``DeviceBitStore`` and ``TPMBindingStore``
+/// share: how it keeps a key's bits and its TPM's, how an update orders by time, and how a key's bits meet its TPM's
+/// at binding.
 ///
 /// A row holds a key's own bits (`device` is a device id) or a TPM's (``DeviceKey/tpm(team:pseudonym:)``). A key
 /// bound to its TPM keeps its row, whose `subject` names the TPM's row: that is what being bound is
@@ -9,10 +10,10 @@
 /// commits late, after its request was answered `503`, never overwrites a later one. `updated_ms` is the time of the
 /// row's latest update, 0 for the row of a key bound before it had any bits.
 ///
-/// Binding is one statement (``bind``, which sets `subject`, and ``mergeIntoTPM(_:)``, which merges the key's bits into
-/// the TPM's: in PostgreSQL one statement of the two, in SQLite the first, whose trigger runs the second), so the two
-/// happen together or not at all. The TPM keeps every bit it holds: a key the server has not bound yet can only add the
-/// bits the TPM never had.
+/// Binding is one statement (``bind(_:to:)``, which sets `subject`, and ``mergeIntoTPM(_:)``, which merges the key's
+/// bits into the TPM's: in PostgreSQL one statement of the two, in SQLite the first, whose trigger runs the second), so
+/// the two happen together or not at all. The TPM keeps every bit it holds: a key the server has not bound yet can only
+/// add the bits the TPM never had.
 enum BitsSQL {
     /// The bits of a key's row `d`, or of its TPM's row `s` once it is bound (`NULL`s when there is none): `bit0`,
     /// `bit1`, `updated_ms` and `hardware_bound`.
@@ -50,14 +51,15 @@ enum BitsSQL {
         "VALUES (" + ["team", "subject", "bit0", "bit1", "bit0_ms", "bit1_ms", "updated_ms"].map { "\(row).\($0)" }.joined(separator: ", ") + ")"
     }
 
-    /// The statement that binds a key's row (parameters `$1` team, `$2` device, `$3` the TPM's row), making it if
-    /// there is none; it answers the row as ``mergeIntoTPM(_:)`` takes it, naming the TPM's row it is bound to: the
-    /// first one, when it was bound before.
-    static let bind = """
-        INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject) VALUES ($1, $2, false, false, 0, $3)
+    /// The statement that binds `key`'s row to the TPM's row `tpm`, making it if there is none; it answers the row as
+    /// ``mergeIntoTPM(_:)`` takes it, naming the TPM's row it is bound to: the first one, when it was bound before.
+    static func bind(_ key: DeviceKey, to tpm: DeviceKey) -> SQLStatement {
+        """
+        INSERT INTO bits (team, device, bit0, bit1, updated_ms, subject) VALUES (\(key.team), \(key.device), false, false, 0, \(tpm.device))
         ON CONFLICT (team, device) DO UPDATE SET subject = COALESCE(bits.subject, excluded.subject)
         RETURNING team, subject, bit0, bit1, bit0_ms, bit1_ms, updated_ms
         """
+    }
 
     private static let latestUpdate = "updated_ms = " + latest("updated_ms")
 
