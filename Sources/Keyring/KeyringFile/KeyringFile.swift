@@ -29,15 +29,12 @@ final class KeyringFile: Sendable {
     /// key itself.
     let sealedPassword: SealedKeyringPassword?
 
-    private init(path: String, key: KeyringFileKey) {
+    /// The keyring file at `path`, its key from `key`: one per process (the place's), shared by its clients.
+    init(path: String, key: KeyringFileKey) {
         self.path = path
         self.key = key
         sealedPassword = key == .sealedToTPM ? SealedKeyringPassword(keyringPath: path) : nil
     }
-
-    /// The keyring file where libsecret keeps it (``defaultPath``), shared by this process's clients, with the key
-    /// libsecret's file backend would use (``KeyringFileKey/current``).
-    static let shared = KeyringFile(path: defaultPath, key: .current)
 
     /// Where libsecret keeps the file: `$SECRET_FILE_TEST_PATH` when set, else `keyrings/default.keyring` in
     /// the user's data directory (inside Flatpak, the app's own).
@@ -278,7 +275,7 @@ final class KeyringFile: Sendable {
                 if let earlier = try sealedPassword.unsealing(copy: copy, call) { try moveItems(from: earlier, to: password, call) }
                 continue
             }
-            let loaded = try LoadedKeyringFile(loading: path, state: before, password: password, call)
+            let loaded = try LoadedKeyringFile(loading: path, state: before, password: password, watchingPortal: key == .secretPortal, call)
             if try FileState(of: path) == before { return loaded }
             try call.checkCancellation()
         }

@@ -10,10 +10,14 @@ package enum KeyringFileKey: Sendable, Hashable {
     /// libsecret's test password, `SECRET_FILE_TEST_PASSWORD`.
     case testPassword
 
-    /// The key of this process's keyring file, as libsecret's file backend decides: its test password when one is set,
-    /// else the Secret portal's inside a Flatpak or Snap; outside one, libsecret has none, and this library seals one.
-    static var current: KeyringFileKey {
-        if let password = ProcessInfo.processInfo.environment["SECRET_FILE_TEST_PASSWORD"], !password.isEmpty { return .testPassword }
-        return Sandbox.current() != nil ? .secretPortal : .sealedToTPM
+    /// The key of the keyring file of a process in `sandbox` with `environment`, as libsecret's file backend decides:
+    /// its test password when one is set, else the Secret portal's inside a Flatpak or Snap; outside one, libsecret has
+    /// none, and this library seals one.
+    init(sandbox: Sandbox?, environment: [String: String]) {
+        self = if let password = environment["SECRET_FILE_TEST_PASSWORD"], !password.isEmpty {
+            .testPassword
+        } else {
+            sandbox != nil ? .secretPortal : .sealedToTPM
+        }
     }
 }

@@ -26,8 +26,9 @@ final class LoadedKeyringFile: @unchecked Sendable {
 
     /// Loads the keyring file, in the state `state` (taken just before), in a new instance: of libsecret's file backend,
     /// with its key from the Secret portal (or libsecret's test password), when `password` is `nil`; else of its file
-    /// collection, opened with `password`. Failures are marked as failures to open `path`.
-    init(loading path: String, state: FileState?, password: KeyringSecret?, _ call: KeyringCall) throws {
+    /// collection, opened with `password`; a backend that asks the Secret portal (`watchingPortal`) has its answer
+    /// watched (``PortalResponseWatch``). Failures are marked as failures to open `path`.
+    init(loading path: String, state: FileState?, password: KeyringSecret?, watchingPortal: Bool, _ call: KeyringCall) throws {
         call.armDeadline()
         self.state = state
         do {
@@ -40,7 +41,7 @@ final class LoadedKeyringFile: @unchecked Sendable {
                 guard let type = Self.type else {
                     throw KeyringError.other(domain: "libsecret", code: 0, message: "this libsecret was built without its file backend")
                 }
-                let object = try Self.start(type, call)
+                let object = try Self.start(type, watchingPortal: watchingPortal, call)
                 instance = .backend(OpaquePointer(object), g_type_interface_peek(object.pointee.g_type_instance.g_class, secret_backend_get_type())
                     .assumingMemoryBound(to: SecretBackendInterface.self))
             }
@@ -58,7 +59,7 @@ final class LoadedKeyringFile: @unchecked Sendable {
     }
     /// Starts an instance of `type`, again (a few times at most) when the Secret portal's answer went missing
     /// (see ``PortalResponseWatch``). The start is abandoned, never cancelled (see ``GLibCallCancellation``).
-    private static func start(_ type: GType, _ call: KeyringCall) throws -> UnsafeMutablePointer<GObject> {
+    private static func start(_ type: GType, watchingPortal: Bool, _ call: KeyringCall) throws -> UnsafeMutablePointer<GObject> {
         let started = ContinuousClock.now
         for attempt in 1...Self.startAttempts {
             var watch: PortalResponseWatch?
@@ -67,7 +68,7 @@ final class LoadedKeyringFile: @unchecked Sendable {
             do {
                 let object = try awaitGLib(call, .isAbandoned, orWhen: { attempt < Self.startAttempts && watch?.answerWasMissed == true }) {
                     _, callback, data in
-                    if PortalResponseWatch.isNeeded { watch = PortalResponseWatch() }
+                    if watchingPortal { watch = PortalResponseWatch() }
                     deviceid_file_backend_new_async(type, nil, callback, data)
                 } finish: { source, result in try gCall { g_async_initable_new_finish(OpaquePointer(source), result, $0) }! }
                 Logger.keyringFile.debug("loaded the keyring file", metadata: log.merging([

@@ -35,9 +35,6 @@ final class PortalResponseWatch {
     /// unless the thread is not scheduled.
     static let holdLimit = DispatchTimeInterval.milliseconds(250)
 
-    /// Whether libsecret's file backend asks the portal in this process.
-    static let isNeeded = KeyringFile.shared.key == .secretPortal
-
     init() {
         // The session bus connection GIO shares in this process: the one libsecret's backend uses.
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else {

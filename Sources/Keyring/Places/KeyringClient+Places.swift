@@ -28,7 +28,7 @@ extension KeyringClient {
     /// seals one — once this machine's TPM unsealed it. Throws what reading the keyring file would
     /// (``KeyringError/tpm(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
     package func sealedPasswordExists() async throws -> Bool {
-        guard place.sealedPasswordPath != nil, let sealed = KeyringFile.shared.sealedPassword else { return false }
+        guard place.sealedPasswordPath != nil, let sealed = SandboxDetection.keyringFile.sealedPassword else { return false }
         return try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) }
     }
 }

@@ -23,7 +23,7 @@ package struct KeyringPlace: Sendable, Hashable {
     /// The place of a client of `bus` with `fallback`, in this process now. Every call of a client asks: the sandbox
     /// decision is read only for the session bus, and the keyring file is looked at only where it may be used.
     init(bus: BusAddress, fallback: KeyringFallback) {
-        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: KeyringFile.shared.key)
+        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: SandboxDetection.keyringFile.key)
     }
 
     /// The place of a client of `bus` with `fallback`, in a process whose sandbox decision is `choice` and whose keyring
@@ -45,7 +45,7 @@ package struct KeyringPlace: Sendable, Hashable {
     /// The keyring file this place keeps items in, or `nil` when it is the Secret Service (or may be, under the fallback).
     package var keyringFilePath: String? {
         guard case .keyringFile = keeper else { return nil }
-        return KeyringFile.shared.path
+        return SandboxDetection.keyringFile.path
     }
 
     /// The password sealed to the TPM that this place's keyring file uses, or will once it is used: `nil` where it uses
@@ -53,7 +53,7 @@ package struct KeyringPlace: Sendable, Hashable {
     package var sealedPasswordPath: String? {
         switch keeper {
         case .keyringFile(.sealedToTPM), .secretServiceElseKeyringFile(.sealedToTPM):
-            SealedKeyringPassword.path(keyringPath: KeyringFile.shared.path)
+            SealedKeyringPassword.path(keyringPath: SandboxDetection.keyringFile.path)
         default: nil
         }
     }
@@ -63,7 +63,7 @@ package struct KeyringPlace: Sendable, Hashable {
     /// creates an item, whether the app's items are still there (``SecretServiceBackend/refuseIfNotMoved(_:)``).
     func backend(_ context: KeyringCallContext, sessions: SessionKeeper) -> any KeyringBackend {
         let service = SecretServiceBackend(context, sessions: sessions)
-        let file = { KeyringFileBackend(.shared, context, beforeCreating: service.refuseIfNotMoved) }
+        let file = { KeyringFileBackend(SandboxDetection.keyringFile, context, beforeCreating: service.refuseIfNotMoved) }
         return switch keeper {
         case .secretService: service
         case .keyringFile: file()

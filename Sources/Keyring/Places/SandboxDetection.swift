@@ -26,17 +26,30 @@ package enum SandboxDetection {
     /// asked; a move made since changes it.
     static var choice: Choice { current.withLock { $0 } }
 
+    /// This process's environment and sandbox, read once: what its choice and its keyring file's key are decided from.
+    private static let environment = ProcessInfo.processInfo.environment
+    private static let flatpakInfo = "/.flatpak-info"
+    private static let sandbox = Sandbox.current(environment: environment, flatpakInfo: flatpakInfo)
+
     private static let current = Locked(choice(
-        environment: ProcessInfo.processInfo.environment, flatpakInfo: "/.flatpak-info", moved: FileManager.default.fileExists(atPath: movedMark)))
+        environment: environment, sandbox: sandbox, flatpakInfo: flatpakInfo, moved: FileManager.default.fileExists(atPath: movedMark)))
+
+    /// The keyring file where libsecret keeps it (`KeyringFile.defaultPath`), shared by this process's clients, its
+    /// key the one libsecret's file backend would use here.
+    static let keyringFile = KeyringFile(path: KeyringFile.defaultPath, key: KeyringFileKey(sandbox: sandbox, environment: environment))
 
     /// The choice for `environment`, the Flatpak metadata at `flatpakInfo`, and whether the items were moved.
     package static func choice(environment: [String: String], flatpakInfo: String, moved: Bool) -> Choice {
+        choice(environment: environment, sandbox: Sandbox.current(environment: environment, flatpakInfo: flatpakInfo), flatpakInfo: flatpakInfo, moved: moved)
+    }
+
+    private static func choice(environment: [String: String], sandbox: Sandbox?, flatpakInfo: String, moved: Bool) -> Choice {
         switch environment["SECRET_BACKEND"] {
         case "file": return Choice(usesKeyringFile: true, reason: "SECRET_BACKEND=file")
         case "service": return Choice(usesKeyringFile: false, reason: "SECRET_BACKEND=service")
         default: break
         }
-        guard let sandbox = Sandbox.current(environment: environment, flatpakInfo: flatpakInfo) else {
+        guard let sandbox else {
             return Choice(usesKeyringFile: false, reason: "not in a Flatpak or Snap sandbox")
         }
         guard sandbox == .flatpak else {
