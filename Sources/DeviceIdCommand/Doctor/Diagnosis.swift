@@ -212,7 +212,7 @@ extension Diagnosis {
         } else {
             diagnosis.portal.problem = notAsked
         }
-        diagnosis.tpm = !deadline.hasPassed ? await TPMReport.look(timeout: deadline.remaining) : TPMReport(problem: notAsked)
+        diagnosis.tpm = !deadline.hasPassed ? await TPMReport.look(timeout: deadline.remaining) : TPMReport(problem: notAsked, failure: .tpm(.notAnswering(within: deadline.timeout)))
         if absent { diagnosis.problems += diagnosis.creationProblems(configuration) }
         return diagnosis
     }
@@ -251,8 +251,9 @@ extension Diagnosis {
                 problems.append(Problem(CommandFailure(KeyringError.noDefaultCollection(alias: KeyringCollection.default.alias))))
             }
         }
-        if configuration.keyProtection == .tpm, let problem = tpm.problem { problems.append(Problem(
-            message: problem, exitCode: CommandFailure.status(for: tpm.failure ?? .tpm(.notAnswering(within: .zero))).rawValue)) }
+        if configuration.keyProtection == .tpm, let problem = tpm.problem, let failure = tpm.failure {
+            problems.append(Problem(message: problem, exitCode: CommandFailure.status(for: failure).rawValue))
+        }
         return problems
     }
 

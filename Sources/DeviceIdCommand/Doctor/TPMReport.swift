@@ -20,7 +20,7 @@ struct TPMReport: Encodable {
     var pinnedAttestationKey: Pin?
     /// Why a pin file that exists holds no key.
     var pinProblem: String?
-    /// The failure ``problem`` describes, for its exit code; not reported.
+    /// The failure ``problem`` describes, for its exit code (set with it); not reported.
     var failure: DeviceIdentifierError?
 
     private enum CodingKeys: String, CodingKey {
@@ -44,7 +44,7 @@ struct TPMReport: Encodable {
         } catch DeviceIdentifierError.tpm(let failure) {
             (report.problem, report.failure) = (failure.description, .tpm(failure))
         } catch {
-            report.problem = String(describing: error)
+            (report.problem, report.failure) = (String(describing: error), .wrapping(error))
         }
         do {
             report.pinnedAttestationKey = try await PinnedAttestationKey.read().map { Pin(file: $0.file, key: $0.recipient.publicKey.base64URLEncoded) }
