@@ -19,9 +19,9 @@ extension KeyringClient {
     /// Service can answer now, or the one that answers would keep them only until logout; `nil` when one can keep
     /// them, and without the fallback. Never prompts, moves nothing.
     package func fallbackFile() async throws -> (path: String, reason: String)? {
-        guard let fallback = backend as? FallbackBackend else { return nil }
+        guard let fallback = (backend as? FallbackBackend)?.decision else { return nil }
         guard try await fallback.serviceAnswers() else { return (fallback.path, "no Secret Service answers") }
-        return try await fallback.defaultCollectionPersists() ? nil : (fallback.path, FallbackBackend.sessionDefault)
+        return try await fallback.defaultCollectionPersists() ? nil : (fallback.path, FallbackDecision.sessionDefault)
     }
 
     /// Whether the sealed password (``KeyringPlace/sealedPasswordPath``) exists — `false`: none is sealed yet, and the first write
