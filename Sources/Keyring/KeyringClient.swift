@@ -39,7 +39,7 @@ public struct KeyringClient: Sendable {
     let sessions: SessionKeeper
 
     /// Where this client keeps its items, and why (``KeyringPlace``).
-    package var place: KeyringPlace { KeyringPlace(bus: bus, fallback: fallback) }
+    package var place: KeyringPlace { KeyringPlace(bus: bus, fallback: fallback, sessions: sessions) }
 
     /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
     func service(until deadline: Deadline) -> SecretServiceBackend {
@@ -47,10 +47,10 @@ public struct KeyringClient: Sendable {
     }
 
     /// Where this client keeps items now (``place``), for one public call, with its deadline: ``timeout`` from now.
-    var backend: any KeyringBackend { place.backend(context(until: callDeadline), sessions: sessions) }
+    var backend: any KeyringBackend { place.backend(context(until: callDeadline)) }
 
     /// What a call that must be done by `deadline` is made with, whichever backend makes it.
-    private func context(until deadline: Deadline) -> KeyringCallContext {
+    func context(until deadline: Deadline) -> KeyringCallContext {
         KeyringCallContext(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline)
     }
 

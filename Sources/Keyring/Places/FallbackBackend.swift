@@ -10,7 +10,7 @@ struct FallbackBackend: KeyringBackend {
 
     var deadline: Deadline { service.deadline }
     /// Where each call goes.
-    var decision: FallbackDecision { FallbackDecision(service: service, file: file) }
+    private var decision: FallbackDecision { FallbackDecision(service: service, file: file) }
 
     func store(
         _ secret: KeyringSecret, label: String, attributes: KeyringAttributes, in collection: KeyringCollection, contentType: String

@@ -12,7 +12,7 @@ extension KeyringClient {
     /// places, untouched. Returns how many items moved.
     public func moveToKeyringFile(matching attributes: KeyringAttributes) async throws -> Int {
         try validate(attributes)
-        let file = SandboxDetection.keyringFile
+        let file = place.file
         // Each step has the client's timeout: a move of many items takes as long as it needs.
         let service = { self.service(until: callDeadline) }
         let found = try await service().items(matchingEach: [attributes])

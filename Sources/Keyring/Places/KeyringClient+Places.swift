@@ -19,7 +19,7 @@ extension KeyringClient {
     /// Service can answer now, or the one that answers would keep them only until logout; `nil` when one can keep
     /// them, and without the fallback. Never prompts, moves nothing.
     package func fallbackFile() async throws -> (path: String, reason: String)? {
-        guard let fallback = (backend as? FallbackBackend)?.decision else { return nil }
+        guard let fallback = place.fallback(context(until: callDeadline)) else { return nil }
         guard try await fallback.serviceAnswers() else { return (fallback.path, "no Secret Service answers") }
         return try await fallback.defaultCollectionPersists() ? nil : (fallback.path, FallbackDecision.sessionDefault)
     }
@@ -28,7 +28,7 @@ extension KeyringClient {
     /// seals one — once this machine's TPM unsealed it. Throws what reading the keyring file would
     /// (``KeyringError/tpm(_:)``, ``KeyringError/keyringFileUnusable(path:detail:)``…). Makes nothing.
     package func sealedPasswordExists() async throws -> Bool {
-        guard place.sealedPasswordPath != nil, let sealed = SandboxDetection.keyringFile.sealedPassword else { return false }
+        guard place.sealedPasswordPath != nil, let sealed = place.file.sealedPassword else { return false }
         return try await BlockingExecutor.run(until: callDeadline) { call in try sealed.unsealsExisting(call) }
     }
 }

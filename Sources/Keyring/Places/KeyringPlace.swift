@@ -1,8 +1,9 @@
 /// Where a client keeps its items, and why: the one answer, decided here from the bus the client was given,
 /// `SECRET_BACKEND`, the sandbox and its permissions, the mark of a move (``SandboxDetection``) and the
-/// ``KeyringFallback``. The client hands each call to the place's backend; the moves, the inspection API and `doctor`
-/// read it. A move into the keyring file changes the answer for every client of the process at once.
-package struct KeyringPlace: Sendable, Hashable {
+/// ``KeyringFallback``; and what keeps the items, opened: the Secret Service's sessions on the client's bus and the
+/// process's keyring file. The client hands each call to the place's backend; the moves, the inspection API and
+/// `doctor` read it. A move into the keyring file changes the answer for every client of the process at once.
+package struct KeyringPlace: Sendable {
     /// What keeps the items.
     package enum Keeper: Sendable, Hashable {
         /// The Secret Service on the client's bus.
@@ -19,11 +20,15 @@ package struct KeyringPlace: Sendable, Hashable {
     package let keeper: Keeper
     /// What decided, in a few words.
     package let reason: String
+    /// The Secret Service's sessions on the client's bus.
+    private let sessions: SessionKeeper
+    /// The process's keyring file, which the place keeps items in when ``keeper`` says so, and moves them into.
+    let file: KeyringFile
 
-    /// The place of a client of `bus` with `fallback`, in this process now. Every call of a client asks: the sandbox
-    /// decision is read only for the session bus, and the keyring file is looked at only where it may be used.
-    init(bus: BusAddress, fallback: KeyringFallback) {
-        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: SandboxDetection.keyringFile.key)
+    /// The place of a client of `bus` with `fallback` whose Secret Service sessions are `sessions`, in this process now.
+    /// Every call of a client asks: the sandbox decision is read only for the session bus.
+    init(bus: BusAddress, fallback: KeyringFallback, sessions: SessionKeeper) {
+        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: SandboxDetection.keyringFile.key, sessions: sessions)
     }
 
     /// The place of a client of `bus` with `fallback`, in a process whose sandbox decision is `choice` and whose keyring
@@ -32,6 +37,15 @@ package struct KeyringPlace: Sendable, Hashable {
         bus: BusAddress, fallback: KeyringFallback, choice: @autoclosure () -> SandboxDetection.Choice,
         fileKey: @autoclosure () -> KeyringFileKey
     ) {
+        self.init(bus: bus, fallback: fallback, choice: choice(), fileKey: fileKey(), sessions: .shared(bus, transport: .plain))
+    }
+
+    private init(
+        bus: BusAddress, fallback: KeyringFallback, choice: @autoclosure () -> SandboxDetection.Choice,
+        fileKey: @autoclosure () -> KeyringFileKey, sessions: SessionKeeper
+    ) {
+        self.sessions = sessions
+        file = SandboxDetection.keyringFile
         guard bus == .session else {
             (keeper, reason) = (.secretService, "the client was given an explicit bus address")
             return
@@ -45,7 +59,7 @@ package struct KeyringPlace: Sendable, Hashable {
     /// The keyring file this place keeps items in, or `nil` when it is the Secret Service (or may be, under the fallback).
     package var keyringFilePath: String? {
         guard case .keyringFile = keeper else { return nil }
-        return SandboxDetection.keyringFile.path
+        return file.path
     }
 
     /// The password sealed to the TPM that this place's keyring file uses, or will once it is used: `nil` where it uses
@@ -53,21 +67,33 @@ package struct KeyringPlace: Sendable, Hashable {
     package var sealedPasswordPath: String? {
         switch keeper {
         case .keyringFile(.sealedToTPM), .secretServiceElseKeyringFile(.sealedToTPM):
-            SealedKeyringPassword.path(keyringPath: SandboxDetection.keyringFile.path)
+            SealedKeyringPassword.path(keyringPath: file.path)
         default: nil
         }
     }
 
-    /// The backend that keeps the items, for one call made with `context`, the Secret Service's reached through
-    /// `sessions`. The two backends are built side by side; the keyring file's asks the Secret Service, before it
-    /// creates an item, whether the app's items are still there (``SecretServiceBackend/refuseIfNotMoved(_:)``).
-    func backend(_ context: KeyringCallContext, sessions: SessionKeeper) -> any KeyringBackend {
-        let service = SecretServiceBackend(context, sessions: sessions)
-        let file = { KeyringFileBackend(SandboxDetection.keyringFile, context, beforeCreating: service.refuseIfNotMoved) }
+    /// The backend that keeps the items, for one call made with `context`. The two backends are built side by side;
+    /// the keyring file's asks the Secret Service, before it creates an item, whether the app's items are still there
+    /// (``SecretServiceBackend/refuseIfNotMoved(_:)``).
+    func backend(_ context: KeyringCallContext) -> any KeyringBackend {
+        let (service, file) = backends(context)
         return switch keeper {
         case .secretService: service
-        case .keyringFile: file()
-        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: file())
+        case .keyringFile: file
+        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: file)
         }
+    }
+
+    /// Where the fallback would keep the items of a call made with `context` (``FallbackDecision``); `nil` where the
+    /// place has no fallback.
+    func fallback(_ context: KeyringCallContext) -> FallbackDecision? {
+        guard case .secretServiceElseKeyringFile = keeper else { return nil }
+        let (service, file) = backends(context)
+        return FallbackDecision(service: service, file: file)
+    }
+
+    private func backends(_ context: KeyringCallContext) -> (SecretServiceBackend, KeyringFileBackend) {
+        let service = SecretServiceBackend(context, sessions: sessions)
+        return (service, KeyringFileBackend(file, context, beforeCreating: service.refuseIfNotMoved))
     }
 }
