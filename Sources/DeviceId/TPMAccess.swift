@@ -13,10 +13,11 @@ package enum TPMAccess {
 
     /// Opens the TPM through OpenSSL's `tpm2` provider — the one `TPM2OPENSSL_TCTI` names, else `/dev/tpmrm0` — which
     /// reaches the TPM itself; throws ``DeviceIdentifierError/tpm(_:)``, saying what to do, when it cannot (a TPM that
-    /// does not answer within `timeout` among them). The TPM stays open for the process's later calls, as after any use.
+    /// does not answer within `timeout`, or by the operation's deadline, among them). The TPM stays open for the
+    /// process's later calls, as after any use.
     package static func check(timeout: Duration) async throws {
         do {
-            try await TPM.run(until: Deadline(timeout)) { _ = try TPM.shared() }
+            try await TPM.run(until: Deadline.within(timeout)) { _ = try TPM.shared() }
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }

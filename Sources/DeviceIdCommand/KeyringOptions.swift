@@ -29,7 +29,7 @@ struct KeyringOptions: ParsableArguments {
 
     /// The keyring client the options describe.
     var keyring: KeyringClient {
-        KeyringClient(unlockPolicy: nonInteractive ? .nonInteractive : .interactive, timeout: duration)
+        KeyringClient(unlockPolicy: nonInteractive ? .nonInteractive : .interactive)
     }
 
     /// `--timeout` as a duration.

@@ -6,8 +6,8 @@ import Glibc
 /// holds one and none is locked (some providers hide a locked collection's items).
 ///
 /// Blocking D-Bus work runs on threads of its own, never on Swift's cooperative pool (the steady-state read
-/// blocks no thread at all); every call is bounded by ``timeout`` and cancelled with the task that awaits it,
-/// prompts included. Every failure is a ``KeyringError``.
+/// blocks no thread at all); every call is bounded by ``timeout`` (or by the deadline of the operation it is part of)
+/// and cancelled with the task that awaits it, prompts included. Every failure is a ``KeyringError``.
 ///
 /// Items are addressed by attributes. Reads and searches match every item whose attributes include the
 /// ones given. A match in an unlocked collection is read first, the **oldest** of them (by creation time, then
@@ -29,7 +29,8 @@ public struct KeyringClient: Sendable {
     public let bus: BusAddress
     /// Whether calls may show the Secret Service's unlock prompt.
     public let unlockPolicy: UnlockPolicy
-    /// The bound on each call, prompts included.
+    /// The bound on each call, prompts included, made outside an operation; inside one, a call spends the operation's
+    /// deadline (``Deadline/current``) instead.
     public let timeout: Duration
     /// How secret bytes travel to and from the daemon.
     public let transport: SecretTransport
@@ -46,7 +47,7 @@ public struct KeyringClient: Sendable {
         SecretServiceBackend(context(until: deadline), sessions: sessions)
     }
 
-    /// Where this client keeps items now (``place``), for one public call, with its deadline: ``timeout`` from now.
+    /// Where this client keeps items now (``place``), for one public call, with its deadline (``callDeadline``).
     var backend: any KeyringBackend { place.backend(context(until: callDeadline)) }
 
     /// What a call that must be done by `deadline` is made with, whichever backend makes it.
@@ -54,9 +55,9 @@ public struct KeyringClient: Sendable {
         KeyringCallContext(schema: schema, unlockPolicy: unlockPolicy, deadline: deadline)
     }
 
-    /// The deadline of a call starting now: ``timeout`` from now, or the deadline of the operation it is part of
-    /// (``Deadline/current``) when that comes first; also what bounds the work done for this client's caller outside
-    /// the keyring (the TPM's).
+    /// The deadline of a call starting now: the deadline of the operation it is part of (``Deadline/current``: the
+    /// command's `--timeout`, say), else ``timeout`` from now; also what bounds the work done for this client's caller
+    /// outside the keyring (the TPM's).
     package var callDeadline: Deadline { Deadline.within(timeout) }
 
     /// This client with `unlockPolicy`, everything else the same.

@@ -12,17 +12,19 @@ public struct Deadline: Sendable {
     /// The deadline of the operation this task is running, which every call it makes spends; `nil` outside one.
     @TaskLocal public static var current: Deadline?
 
-    /// The deadline of a call starting now with `timeout`: `timeout` from now, or the operation's when that comes first.
+    /// The deadline of a call starting now with `timeout`: the operation's, when the call is part of one (a timeout
+    /// travels one way, from the operation down: a client inside it takes its deadline, whatever its own timeout);
+    /// else `timeout` from now.
     public static func within(_ timeout: Duration) -> Deadline {
-        Deadline(timeout).earlier(current)
+        current ?? Deadline(timeout)
     }
 
-    /// Runs `body` as one operation that must be done within `timeout` (or by the enclosing operation's deadline,
-    /// when that comes first): every keyring and TPM call in it spends that one deadline.
+    /// Runs `body` as one operation that must be done within `timeout`, or, inside an operation already, as part of
+    /// it: every keyring and TPM call in it spends that one deadline.
     package static func spending<Result>(
         _ timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
     ) async rethrows -> Result {
-        try await Deadline(timeout).spent(body)
+        try await within(timeout).spent(body)
     }
 
     /// Runs `body` as one operation that must be done by this deadline (or by the enclosing operation's, when that

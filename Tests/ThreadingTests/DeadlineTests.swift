@@ -60,3 +60,22 @@ private final class Gate: Sendable {
         }?.resume()
     }
 }
+
+extension DeadlineTests {
+    @Test("A timeout travels one way: a call inside an operation takes its deadline, whatever its own timeout; an operation inside another is part of it; outside one, a call has its own")
+    func oneWay() async {
+        #expect(Deadline.within(.seconds(5)).timeout == .seconds(5))
+        await Deadline.spending(.seconds(60)) {
+            #expect(Deadline.within(.seconds(5)).timeout == .seconds(60))
+            await Deadline.spending(.seconds(25)) {
+                #expect(Deadline.current?.timeout == .seconds(60))
+                #expect(Deadline.within(.seconds(90)).timeout == .seconds(60))
+            }
+        }
+        // A program's own bound, given as a deadline, is what its operation spends.
+        await Deadline(.seconds(30)).spent {
+            #expect(Deadline.within(.seconds(25)).timeout == .seconds(30))
+        }
+        #expect(Deadline.current == nil)
+    }
+}

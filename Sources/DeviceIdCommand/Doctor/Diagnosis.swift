@@ -124,7 +124,7 @@ extension Diagnosis {
     private static func make(_ options: IdentityOptions, within deadline: Deadline) async -> Diagnosis {
         let configuration = options.configuration
         let group = configuration.accessGroup
-        var keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout)
+        var keyring = KeyringClient(unlockPolicy: .nonInteractive)
         let place = keyring.place
         var reason = place.reason
         var keyringFile = place.keyringFilePath
@@ -137,7 +137,7 @@ extension Diagnosis {
                 keyringFile = found.path
             } else {
                 reason = "\(reason); \(fallback), not used: the Secret Service answers, or fails in a way that may pass"
-                keyring = KeyringClient(unlockPolicy: .nonInteractive, timeout: deadline.timeout, fallback: .none)
+                keyring = KeyringClient(unlockPolicy: .nonInteractive, fallback: .none)
             }
         }
         let context = CommandFailure.Context(
