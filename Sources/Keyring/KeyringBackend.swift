@@ -1,9 +1,9 @@
 import Threading
 
-/// Where a client keeps items: the Secret Service on a bus (``SecretServiceBackend``), the keyring file
-/// (``KeyringFileBackend``), or the first while one answers, else the second (``FallbackBackend``). ``KeyringClient``
-/// checks what callers give it and hands each call to its ``KeyringPlace``'s backend; neither of the first two knows
-/// about the other: what composes them (the fallback, the file's check before it creates an item) is in `Places/`.
+/// Where a client keeps items: the Secret Service on a bus, libsecret's keyring file, or the first while one answers,
+/// else the second (the fallback). ``KeyringClient`` checks what callers give it and hands each call to its
+/// ``KeyringPlace``'s backend; neither of the first two knows about the other: what composes them (the fallback, the
+/// file's check before it creates an item) is in `Places/`.
 ///
 /// A backend is made for one public call and carries that call's ``Deadline``: every step of the call is bounded by it.
 /// Each requirement is the ``KeyringClient`` call of the same name, with its guarantees; arguments arrive checked.

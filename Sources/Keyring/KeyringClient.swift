@@ -37,15 +37,11 @@ public struct KeyringClient: Sendable {
     /// Where items are kept when no Secret Service runs at all.
     public let fallback: KeyringFallback
 
-    let sessions: SessionKeeper
+    /// What this client's place keeps items with, opened once: the Secret Service's sessions on ``bus``, the keyring file.
+    let opened: KeyringPlace.Opened
 
     /// Where this client keeps its items, and why (``KeyringPlace``).
-    package var place: KeyringPlace { KeyringPlace(bus: bus, fallback: fallback, sessions: sessions) }
-
-    /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
-    func service(until deadline: Deadline) -> SecretServiceBackend {
-        SecretServiceBackend(context(until: deadline), sessions: sessions)
-    }
+    package var place: KeyringPlace { KeyringPlace(bus: bus, fallback: fallback, opened: opened) }
 
     /// Where this client keeps items now (``place``), for one public call, with its deadline (``callDeadline``).
     var backend: any KeyringBackend { place.backend(context(until: callDeadline)) }
@@ -87,13 +83,13 @@ public struct KeyringClient: Sendable {
         self.timeout = timeout
         self.transport = transport
         self.fallback = fallback
-        sessions = .shared(bus, transport: transport)
+        opened = KeyringPlace.Opened(bus: bus, transport: transport)
     }
 
     /// Closes this process's connections to `bus`, for a bus that is going away (a test's private one):
     /// clients of it open a new connection on their next call.
     package static func closeConnections(to bus: BusAddress) {
-        SessionKeeper.forget(bus)
+        KeyringPlace.Opened.close(bus)
     }
 
     /// Runs `body` holding the per-user creation lock for `attributes` — the lock

@@ -16,9 +16,6 @@ public enum KeyringCollection: Sendable, Hashable {
         }
     }
 
-    /// The D-Bus object path the Secret Service resolves to the aliased collection.
-    var objectPath: String { SecretServiceNames.aliasPrefix + alias }
-
     /// The collection (or alias) name in an object path: `login` for `/org/freedesktop/secrets/collection/login/3`,
     /// `/org/freedesktop/secrets/collection/login` or `/org/freedesktop/secrets/aliases/login`.
     static func name(ofPath path: String) -> String {

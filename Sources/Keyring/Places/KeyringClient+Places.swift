@@ -1,7 +1,14 @@
+import Threading
+
 /// What `doctor` reads of where items are kept, beyond the place's description: the Secret Service's collections,
 /// what keeps the keyring file from being written, where the fallback would keep items now, and whether the sealed
 /// password exists. None of these calls prompts, and none reads a secret.
 extension KeyringClient {
+    /// The Secret Service on ``bus``, with this client's settings, for a call that must be done by `deadline`.
+    func service(until deadline: Deadline) -> SecretServiceBackend {
+        place.secretService(context(until: deadline))
+    }
+
     /// Every collection of the Secret Service on ``bus`` — also inside a sandbox that keeps items in its keyring file
     /// — with its label, its lock state and whether `default` points to it. Never prompts.
     package func collections() async throws -> [KeyringCollectionState] {

@@ -20,15 +20,33 @@ package struct KeyringPlace: Sendable {
     package let keeper: Keeper
     /// What decided, in a few words.
     package let reason: String
-    /// The Secret Service's sessions on the client's bus.
-    private let sessions: SessionKeeper
-    /// The process's keyring file, which the place keeps items in when ``keeper`` says so, and moves them into.
-    let file: KeyringFile
+    /// What keeps the items, opened.
+    private let opened: Opened
 
-    /// The place of a client of `bus` with `fallback` whose Secret Service sessions are `sessions`, in this process now.
-    /// Every call of a client asks: the sandbox decision is read only for the session bus.
-    init(bus: BusAddress, fallback: KeyringFallback, sessions: SessionKeeper) {
-        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: SandboxDetection.keyringFile.key, sessions: sessions)
+    /// What a client's place keeps items with, opened once per client: the Secret Service's sessions on its bus, and
+    /// the process's keyring file.
+    struct Opened: Sendable {
+        let sessions: SessionKeeper
+        let file: KeyringFile
+
+        /// What a client of `bus` whose secrets travel by `transport` keeps items with.
+        init(bus: BusAddress, transport: SecretTransport) {
+            (sessions, file) = (.shared(bus, transport: transport), SandboxDetection.keyringFile)
+        }
+
+        /// Closes this process's connections to `bus` (see ``KeyringClient/closeConnections(to:)``).
+        static func close(_ bus: BusAddress) {
+            SessionKeeper.forget(bus)
+        }
+    }
+
+    /// The process's keyring file, which the place keeps items in when ``keeper`` says so, and moves them into.
+    var file: KeyringFile { opened.file }
+
+    /// The place of a client of `bus` with `fallback`, which keeps items with `opened`, in this process now. Every call
+    /// of a client asks: the sandbox decision is read only for the session bus.
+    init(bus: BusAddress, fallback: KeyringFallback, opened: Opened) {
+        self.init(bus: bus, fallback: fallback, choice: SandboxDetection.choice, fileKey: SandboxDetection.keyringFile.key, opened: opened)
     }
 
     /// The place of a client of `bus` with `fallback`, in a process whose sandbox decision is `choice` and whose keyring
@@ -37,15 +55,14 @@ package struct KeyringPlace: Sendable {
         bus: BusAddress, fallback: KeyringFallback, choice: @autoclosure () -> SandboxDetection.Choice,
         fileKey: @autoclosure () -> KeyringFileKey
     ) {
-        self.init(bus: bus, fallback: fallback, choice: choice(), fileKey: fileKey(), sessions: .shared(bus, transport: .plain))
+        self.init(bus: bus, fallback: fallback, choice: choice(), fileKey: fileKey(), opened: Opened(bus: bus, transport: .plain))
     }
 
     private init(
         bus: BusAddress, fallback: KeyringFallback, choice: @autoclosure () -> SandboxDetection.Choice,
-        fileKey: @autoclosure () -> KeyringFileKey, sessions: SessionKeeper
+        fileKey: @autoclosure () -> KeyringFileKey, opened: Opened
     ) {
-        self.sessions = sessions
-        file = SandboxDetection.keyringFile
+        self.opened = opened
         guard bus == .session else {
             (keeper, reason) = (.secretService, "the client was given an explicit bus address")
             return
@@ -92,8 +109,13 @@ package struct KeyringPlace: Sendable {
         return FallbackDecision(service: service, file: file)
     }
 
+    /// The Secret Service on the client's bus, for one call made with `context`.
+    func secretService(_ context: KeyringCallContext) -> SecretServiceBackend {
+        SecretServiceBackend(context, sessions: opened.sessions)
+    }
+
     private func backends(_ context: KeyringCallContext) -> (SecretServiceBackend, KeyringFileBackend) {
-        let service = SecretServiceBackend(context, sessions: sessions)
+        let service = secretService(context)
         return (service, KeyringFileBackend(file, context, beforeCreating: service.refuseIfNotMoved))
     }
 }

@@ -42,3 +42,8 @@ enum SecretServiceNames {
         static let noSession = "org.freedesktop.Secret.Error.NoSession"
     }
 }
+
+extension KeyringCollection {
+    /// The D-Bus object path the Secret Service resolves to the aliased collection.
+    var objectPath: String { SecretServiceNames.aliasPrefix + alias }
+}
