@@ -93,11 +93,11 @@ package struct KeyringPlace: Sendable {
     /// the keyring file's asks the Secret Service, before it creates an item, whether the app's items are still there
     /// (``SecretServiceBackend/refuseIfNotMoved(_:)``).
     func backend(_ context: KeyringCallContext) -> any KeyringBackend {
-        let (service, file) = backends(context)
+        let service = secretService(context)
         return switch keeper {
         case .secretService: service
-        case .keyringFile: file
-        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: file)
+        case .keyringFile: file(context, asking: service)
+        case .secretServiceElseKeyringFile: FallbackBackend(service: service, file: file(context, asking: service))
         }
     }
 
@@ -105,8 +105,8 @@ package struct KeyringPlace: Sendable {
     /// place has no fallback.
     func fallback(_ context: KeyringCallContext) -> FallbackDecision? {
         guard case .secretServiceElseKeyringFile = keeper else { return nil }
-        let (service, file) = backends(context)
-        return FallbackDecision(service: service, file: file)
+        let service = secretService(context)
+        return FallbackDecision(service: service, file: file(context, asking: service))
     }
 
     /// The Secret Service on the client's bus, for one call made with `context`.
@@ -114,8 +114,9 @@ package struct KeyringPlace: Sendable {
         SecretServiceBackend(context, sessions: opened.sessions)
     }
 
-    private func backends(_ context: KeyringCallContext) -> (SecretServiceBackend, KeyringFileBackend) {
-        let service = secretService(context)
-        return (service, KeyringFileBackend(file, context, beforeCreating: service.refuseIfNotMoved))
+    /// The keyring file, for one call made with `context`: built only where the place uses it (a read from the Secret
+    /// Service, the steady state, makes none), asking `service` before it creates an item.
+    private func file(_ context: KeyringCallContext, asking service: SecretServiceBackend) -> KeyringFileBackend {
+        KeyringFileBackend(file, context, beforeCreating: service.refuseIfNotMoved)
     }
 }
