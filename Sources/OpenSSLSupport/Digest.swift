@@ -3,7 +3,7 @@ import COpenSSL
 
 /// Hashes and HMAC from OpenSSL's EVP interface.
 ///
-/// SHA-256 and HMAC-SHA256 are in every OpenSSL 3 provider, FIPS included, and fail only on a broken
+/// SHA-256, SHA-384 and HMAC-SHA256 are in every OpenSSL 3 provider, FIPS included, and fail only on a broken
 /// installation: their return codes are checked with a precondition. SHA-1 may be switched off, so it throws.
 /// The buffer a result is computed into is wiped once the result is copied out (some results are keys); the copy
 /// returned is the caller's to wipe.
@@ -15,7 +15,14 @@ package enum Digest {
         return digest
     }
 
-    /// SHA-1 of `data` (legacy FRAuth identifiers only).
+    /// SHA-384 of `data` (a PCR bank of some TPMs).
+    package static func sha384(_ data: some ContiguousBytes) -> [UInt8] {
+        let digest = try? digest(data, EVP_sha384(), "EVP_Digest(SHA-384)")
+        guard let digest else { preconditionFailure("OpenSSL cannot compute SHA-384: the installation is broken") }
+        return digest
+    }
+
+    /// SHA-1 of `data` (legacy FRAuth identifiers, and the SHA-1 bank of legacy event logs).
     package static func sha1(_ data: some ContiguousBytes) throws(OpenSSLFailure) -> [UInt8] {
         try digest(data, EVP_sha1(), "EVP_Digest(SHA-1)")
     }
