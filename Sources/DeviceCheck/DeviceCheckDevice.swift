@@ -174,15 +174,9 @@ public struct DeviceCheckDevice: Sendable {
         case .read(let read): bytes = read
         case .unread: bytes = await identifier.keptAttestation()
         }
-        if let kept = bytes.flatMap(AttestationRecord.attestation(from:)), kept.isKept(for: key) {
-            return .success((kept, recipient))
-        }
-        await keyLoad?.value
         do {
-            let nonce = TPMAttestation.keyBinding(of: key)
-            let made = TPMAttestation(try await identifier.onTPM { try TPMAttestor.attest(wrappedKey: wrapped, nonce: nonce) })
-            await identifier.keepAttestation(try AttestationRecord.encoded(made))
-            return .success((made, recipient))
+            let attestation = try await identifier.identityAttestation(of: key, wrapped: wrapped, kept: bytes) { await keyLoad?.value }
+            return .success((attestation, recipient))
         } catch let failure as TPMFailure {
             // A TPM that did not answer in time fails the token: its signature would wait too.
             if case .notAnswering = failure { throw failure }

@@ -1,7 +1,6 @@
 import DeviceId
 import DeviceVerifier
 import FoundationEssentials
-import Glibc
 import Threading
 
 /// The verifying server's attestation key as the user or an administrator pinned it in a configuration file. A pinned
@@ -54,25 +53,17 @@ public struct PinnedAttestationKey: Sendable, Equatable {
 
     /// The text of the file at `path`; `nil` only when it definitely does not exist. Blocking.
     private static func contents(of path: String) throws(DeviceIdentifierError) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == ENOENT || failure == ENOTDIR { return nil }
-            throw .attestationUnavailable("the attestation key pinned in \(path) cannot be read: \(String(cString: strerror(failure)))")
-        }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: maximumSize + 1)
-        var length = 0
-        while length < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + length, $0.count - length) }
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .attestationUnavailable("the attestation key pinned in \(path) cannot be read: \(String(cString: strerror(errno)))")
+        let bytes: Data
+        do {
+            bytes = try SmallFile.read(path, atMost: maximumSize)
+        } catch {
+            switch error {
+            case .missing: return nil
+            case .unreadable(_, let reason): throw .attestationUnavailable("the attestation key pinned in \(path) cannot be read: \(reason)")
+            case .tooLarge: throw .attestationUnavailable("the attestation key pinned in \(path) is not one line of base64url")
             }
-            length += count
         }
-        guard length <= maximumSize, let text = String(validating: buffer.prefix(length), as: UTF8.self) else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .attestationUnavailable("the attestation key pinned in \(path) is not one line of base64url")
         }
         return text

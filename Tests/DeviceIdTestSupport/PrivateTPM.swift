@@ -117,6 +117,19 @@ public final class PrivateTPM: Sendable {
         try await start()
     }
 
+    /// The TCTI that reaches this TPM through its resource manager, for tpm2-tools (`TPM2TOOLS_TCTI`).
+    public var tcti: String { "tabrmd:bus_name=\(busName),bus_type=system" }
+
+    /// Extends each PCR of the SHA-256 bank with its digest, in order (`TPM2_PCR_Extend`, by `tpm2_pcrextend`): what a
+    /// firmware does as it boots, so a test can give this TPM the PCRs a recorded log says a machine had.
+    public func extend(_ measurements: [(pcr: Int, sha256: Data)]) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TPM2TOOLS_TCTI"] = tcti
+        for batch in stride(from: 0, to: measurements.count, by: 64).map({ measurements[$0..<min($0 + 64, measurements.count)] }) {
+            try await ChildProcess.succeed("tpm2_pcrextend", batch.map { "\($0.pcr):sha256=\($0.sha256.map { String(format: "%02x", $0) }.joined())" }, environment: environment)
+        }
+    }
+
     /// The certificates of the authority that signed this TPM's endorsement certificates (PEM): what a verifier is
     /// given to trust, as it would be given the TPM makers' CAs.
     public var endorsementCA: URL { TPMManufacturer.shared.certificates }

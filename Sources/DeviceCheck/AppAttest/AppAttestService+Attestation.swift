@@ -118,25 +118,15 @@ extension AppAttestService {
     /// The identity whose attestation key certifies the keys: ``identifier``, or the access group's default identity
     /// with a P-256 key in the TPM.
     private func attestingIdentity() throws -> DefaultDeviceIdentifier {
-        if let identifier { return identifier }
-        var configuration = DeviceIdentifierConfiguration.default
-        (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (accessGroup, .p256, .tpm)
-        return try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring)
+        try AttestingIdentity(identifier, accessGroup: accessGroup, keyring: keyring).identifier
     }
 
     /// The identity's key as the TPM wrapped it, which its attestation key is made from; never creates an identity.
     private func attestingKey() async throws -> Data {
-        let identity = try attestingIdentity()
-        do {
-            guard let wrapped = try await identity.wrappedTPMKey(creating: false) else {
-                throw AppAttestError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM: App Attest needs a TPM-held identity")
-            }
-            return wrapped
-        } catch let error as AppAttestError {
-            throw error
-        } catch {
-            throw DeviceIdentifierError.wrapping(error)
+        guard let wrapped = try await AttestingIdentity(identifier, accessGroup: accessGroup, keyring: keyring).wrappedKey() else {
+            throw AppAttestError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM: App Attest needs a TPM-held identity")
         }
+        return wrapped
     }
 }
 

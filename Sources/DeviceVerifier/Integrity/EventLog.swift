@@ -15,6 +15,11 @@ public struct EventLog: Sendable {
     /// log names none.
     public let startupLocality: UInt8
 
+    /// The log's bytes, and where the header (a crypto-agile log's) and each event lie in them.
+    private let source: Data
+    private let header: Range<Int>?
+    private let ranges: [Range<Int>]
+
     /// The largest log read: real logs are tens of kilobytes.
     public static let maximumSize = 1 << 20
     /// The most events read.
@@ -26,28 +31,46 @@ public struct EventLog: Sendable {
         var reader = LittleEndianReader(bytes)
         // The first event is always in the legacy form; in a crypto-agile log it is the header.
         let first = try MeasuredEvent.legacy(from: &reader, number: 1)
-        var events: [MeasuredEvent] = []
+        var events: [MeasuredEvent] = [], ranges: [Range<Int>] = []
         var startupLocality: UInt8 = 0
         if first.type == .noAction, first.pcr == 0, first.data.starts(with: SpecIDEvent.signature) {
             let header = try SpecIDEvent(first.data)
+            self.header = 0..<reader.offset
             while !reader.isAtEnd {
                 guard events.count < Self.maximumEvents else { throw .malformed("the log has more than \(Self.maximumEvents) events") }
+                let start = reader.offset
                 let event = try MeasuredEvent.agile(from: &reader, number: events.count + 2, sizes: header.digestSizes)
                 if event.type == .noAction, let locality = try StartupLocality(event) { startupLocality = locality.value }
                 events.append(event)
+                ranges.append(start..<reader.offset)
             }
             // A bank is the log's when every extended event carries its digest: the header may name more.
             banks = header.banks.filter { bank in events.allSatisfy { $0.type == .noAction || $0.digests[bank] != nil } }
         } else {
-            banks = [.sha1]
+            (banks, self.header) = ([.sha1], nil)
             events.append(first)
+            ranges.append(0..<reader.offset)
             while !reader.isAtEnd {
                 guard events.count < Self.maximumEvents else { throw .malformed("the log has more than \(Self.maximumEvents) events") }
+                let start = reader.offset
                 events.append(try MeasuredEvent.legacy(from: &reader, number: events.count + 1))
+                ranges.append(start..<reader.offset)
             }
         }
         guard !events.isEmpty else { throw .malformed("the log has no events") }
-        (self.events, self.startupLocality) = (events, startupLocality)
+        (self.events, self.startupLocality, self.source, self.ranges) = (events, startupLocality, Data(bytes), ranges)
+    }
+}
+
+extension EventLog {
+    /// The log's own bytes, its header and its events of `pcrs` alone, in their order: what a device sends for a
+    /// verdict that reads those PCRs, and nothing of the others (PCRs 8 and up hold file names and the kernel's command
+    /// line).
+    package func keeping(pcrs: some Sequence<Int>) -> Data {
+        let kept = Set(pcrs)
+        var bytes = header.map { source[$0] } ?? Data()
+        for (event, range) in zip(events, ranges) where kept.contains(event.pcr) { bytes += source[range] }
+        return bytes
     }
 }
 

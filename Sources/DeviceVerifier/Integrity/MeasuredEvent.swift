@@ -60,10 +60,13 @@ public struct MeasuredEvent: Sendable, Hashable {
 /// Reads the event log's little-endian integers and byte strings, each checked against what is left.
 struct LittleEndianReader {
     private var bytes: Data
+    private let count: Int
 
-    init(_ bytes: Data) { self.bytes = Data(bytes) }
+    init(_ bytes: Data) { (self.bytes, count) = (Data(bytes), bytes.count) }
 
     var isAtEnd: Bool { bytes.isEmpty }
+    /// How many bytes were read.
+    var offset: Int { count - bytes.count }
 
     mutating func bytes(_ count: Int) throws(EventLogError) -> Data {
         guard count >= 0, bytes.count >= count else { throw .malformed("it ends inside an event (truncated)") }

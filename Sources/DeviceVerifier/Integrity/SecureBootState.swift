@@ -148,21 +148,22 @@ public enum SecureBootStateError: Error, Sendable, Hashable, CustomStringConvert
     /// The firmware was in debug mode ("UEFI Debug Mode").
     case debugMode(event: Int)
 
-    /// The failure's stable code, as a verdict's reasons name it.
-    public var code: String {
+    /// The verdict's reason for the failure.
+    public var reason: IntegrityReason {
         switch self {
-        case .unreadable: "secure_boot_unreadable"
-        case .digestNotOfData: "secure_boot_digest_not_of_data"
-        case .unexpectedEvent: "secure_boot_unexpected_event"
-        case .unexpectedVariable: "secure_boot_unexpected_variable"
-        case .variableAfterSeparator: "secure_boot_variable_after_separator"
-        case .duplicateVariable: "secure_boot_duplicate_variable"
-        case .malformedEvent: "secure_boot_malformed_event"
-        case .malformedVariable: "secure_boot_malformed_variable"
-        case .missingVariable: "secure_boot_missing_variable"
-        case .noSeparator: "secure_boot_no_separator"
-        case .firmwareError: "secure_boot_firmware_error"
-        case .debugMode: "secure_boot_debug_mode"
+        case .unreadable(.bankMissing): .logBankMissing
+        case .unreadable: .logMalformed
+        case .digestNotOfData: .secureBootDigestNotOfData
+        case .unexpectedEvent: .secureBootUnexpectedEvent
+        case .unexpectedVariable: .secureBootUnexpectedVariable
+        case .variableAfterSeparator: .secureBootVariableAfterSeparator
+        case .duplicateVariable: .secureBootDuplicateVariable
+        case .malformedEvent: .secureBootMalformedEvent
+        case .malformedVariable: .secureBootMalformedVariable
+        case .missingVariable: .secureBootMissingVariable
+        case .noSeparator: .secureBootNoSeparator
+        case .firmwareError: .secureBootFirmwareError
+        case .debugMode: .secureBootDebugMode
         }
     }
 

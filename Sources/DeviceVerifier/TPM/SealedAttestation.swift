@@ -31,12 +31,14 @@ public struct AttestationRecipient: Sendable, Hashable {
         try seal(try attestation.json, context: AttestationOpener.context)
     }
 
-    /// App Attest's TPM evidence (WebAuthn's `tpm` attestation object) sealed to this recipient, as
-    /// `POST /v1/app_attest/attestation` takes it: the team's backend that relays it reads nothing of the TPM (no clock,
-    /// no attestation key). Its length (two bytes, big-endian) first, then padded as ``seal(_:)`` pads.
-    package func seal(evidence: Data) throws -> Data {
-        precondition(evidence.count <= VerifiedAppAttestation.maximumSize, "App Attest's evidence is at most 16 KiB")
-        return try seal(Data(CBOR.bigEndian(UInt64(evidence.count), count: 2)) + evidence, context: AttestationOpener.evidenceContext)
+    /// Evidence of `kind` sealed to this recipient, as the server's endpoint for it takes it: the team's backend that
+    /// relays it reads nothing of the TPM (no clock, no attestation key). Its length (big-endian, in
+    /// ``SealedEvidence/lengthSize`` bytes) first, then padded with spaces to ``SealedEvidence/paddedLength(of:)``.
+    package func seal(evidence: Data, as kind: SealedEvidence = .appAttest) throws -> Data {
+        precondition(evidence.count <= kind.maximumSize, "\(kind) evidence is at most \(kind.maximumSize) bytes")
+        let message = Data(CBOR.bigEndian(UInt64(evidence.count), count: kind.lengthSize)) + evidence
+        let padded = message + Data(repeating: 0x20, count: kind.paddedLength(of: message.count) - message.count)
+        return Data(try padded.withUnsafeBytes { padded in try ECIES.seal(padded, to: key, context: kind.context) })
     }
 
     private func seal(_ message: Data, context: [UInt8]) throws -> Data {
@@ -68,8 +70,6 @@ public struct AttestationOpener: Sendable {
 
     /// What a sealed attestation is sealed under.
     static let context = Array("swift-deviceid/sealed-tpm-attestation/v1".utf8) + [0]
-    /// What App Attest's sealed evidence is sealed under: never mistaken for a token's attestation, nor one for it.
-    static let evidenceContext = Array("swift-deviceid/sealed-app-attest-evidence/v1".utf8) + [0]
 
     /// The opener whose private key is `privateKey` (`04‖X‖Y‖D`, 97 bytes, as ``makePrivateKey()`` makes it).
     public init(privateKey: [UInt8]) throws(TPMAttestationError) {
@@ -97,20 +97,20 @@ public struct AttestationOpener: Sendable {
         return attestation
     }
 
-    /// App Attest's evidence `sealed` holds, as ``AttestationRecipient/seal(evidence:)`` sealed it;
-    /// ``TPMAttestationError/malformed(_:)`` when it was not sealed to this key, or was altered, or its length and
-    /// padding are not the one way of writing them.
-    public func openEvidence(_ sealed: Data) throws(TPMAttestationError) -> Data {
-        let most = AttestationRecipient.paddedLength(of: 2 + VerifiedAppAttestation.maximumSize) + ECIES.overhead
-        guard sealed.count <= most, let message = open(sealed, context: Self.evidenceContext), message.count >= 2 else {
+    /// The evidence of `kind` that `sealed` holds, as ``AttestationRecipient/seal(evidence:as:)`` sealed it;
+    /// ``TPMAttestationError/malformed(_:)`` when it was not sealed to this key as that kind, or was altered, or its
+    /// length and padding are not the one way of writing them.
+    public func openEvidence(_ sealed: Data, as kind: SealedEvidence = .appAttest) throws(TPMAttestationError) -> Data {
+        let most = kind.paddedLength(of: kind.lengthSize + kind.maximumSize) + ECIES.overhead
+        guard sealed.count <= most, let message = open(sealed, context: kind.context), message.count >= kind.lengthSize else {
             throw .malformed("the sealed evidence does not open with this server's key")
         }
-        let length = Int(message[0]) << 8 | Int(message[1])
-        guard length <= message.count - 2, message.count == AttestationRecipient.paddedLength(of: 2 + length),
-              message[(2 + length)...].allSatisfy({ $0 == 0x20 }) else {
+        let length = message.prefix(kind.lengthSize).reduce(0) { $0 << 8 | Int($1) }
+        guard length <= message.count - kind.lengthSize, message.count == kind.paddedLength(of: kind.lengthSize + length),
+              message[(kind.lengthSize + length)...].allSatisfy({ $0 == 0x20 }) else {
             throw .malformed("the sealed evidence is not padded as it is sealed")
         }
-        return Data(message[2..<(2 + length)])
+        return Data(message[kind.lengthSize..<(kind.lengthSize + length)])
     }
 
     private func open(_ sealed: Data, context: [UInt8]) -> [UInt8]? {

@@ -122,7 +122,7 @@ extension TPMAttestation {
     /// L-1: the witness (whose name is `keyName`, certified with `qualifiedName`) was made under a key of that name. A
     /// TPM can hold the certificate's private key under no other name, so a certificate of its other 2048-bit RSA key
     /// (the high range's) cannot stand for it: one TPM, one endorsement key.
-    private func checkWitness(qualifiedName: Data, keyName: Data, endorsement: X509Certificate) throws(TPMAttestationError) {
+    func checkWitness(qualifiedName: Data, keyName: Data, endorsement: X509Certificate) throws(TPMAttestationError) {
         let modulus: Data
         do {
             modulus = try endorsement.rsaPublicKey().publicNumbers().modulus

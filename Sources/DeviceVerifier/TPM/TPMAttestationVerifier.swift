@@ -14,7 +14,8 @@ import OpenSSLSupport
 ///    certified endorsement key, for the AK's name, that only that TPM can release, and only while it holds the AK.
 ///    Until the device has returned it, nothing ties the AK to the endorsement certificate: step 1 alone proves nothing.
 public struct TPMAttestationVerifier: Sendable {
-    private let anchors: [X509Certificate]
+    /// The trusted makers' CA certificates.
+    package let anchors: [X509Certificate]
 
     /// A verifier that trusts the certificates in `pem` (the TPM makers' root and intermediate CAs) to issue
     /// endorsement certificates.

@@ -91,6 +91,8 @@ struct TPMPublicArea {
         name = Data([0x00, 0x0B]) + Digest.sha256(area)
     }
 
+    /// The owner hierarchy's name (its handle, `TPM_RH_OWNER`): the parent of its primary keys, attestation keys among them.
+    static let ownerHierarchy = Data([0x40, 0x00, 0x00, 0x01])
     /// The endorsement hierarchy's name (its handle, `TPM_RH_ENDORSEMENT`): the parent of its primary keys.
     static let endorsementHierarchy = Data([0x40, 0x00, 0x00, 0x0B])
 

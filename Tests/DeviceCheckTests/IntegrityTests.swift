@@ -1,0 +1,113 @@
+import DeviceCheck
+import DeviceId
+import DeviceIdTestSupport
+@testable import DeviceVerifier
+import Foundation
+import Keyring
+import OpenSSLSupport
+import SecureStorage
+import Testing
+import TPMSupport
+
+/// Device integrity end to end on a software TPM whose PCRs a real machine's log (RHEL 8 on GCE, Secure Boot on) was
+/// replayed into: the library's evidence, opened and judged by the server's verifier; and the evidence altered.
+@Suite("Device integrity: a quote of a software TPM holding a real machine's PCRs, judged", .serialized)
+struct IntegrityTests {
+    /// The recorded log replayed into the TPM.
+    static var recordedLog: URL {
+        get throws {
+            let folder = try #require(ProcessInfo.processInfo.environment["DEVICEID_TEST_EVENTLOGS"], "run through scripts/test")
+            return URL(fileURLWithPath: folder).appendingPathComponent("go-tpm-tools/rhel8-uefi.bin")
+        }
+    }
+
+    /// The server's side: its opening key, and a verifier that trusts the software TPM's maker under `policy`.
+    struct Server {
+        let opener: AttestationOpener
+        let makers: TPMAttestationVerifier
+
+        init(_ tpm: PrivateTPM) throws {
+            opener = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
+            makers = try TPMAttestationVerifier(trustedCertificatesPEM: Data(contentsOf: tpm.endorsementCA))
+        }
+
+        init(opener: AttestationOpener, makers: TPMAttestationVerifier) {
+            (self.opener, self.makers) = (opener, makers)
+        }
+
+        func verdict(_ sealed: Data, nonce: Data, certified: Bool = true, policy: IntegrityPolicy = .empty) throws -> IntegrityVerdict {
+            let evidence = try IntegrityEvidence(json: try opener.openEvidence(sealed, as: .integrity))
+            return try IntegrityVerifier(makers: makers, policy: policy).verdict(for: evidence, nonce: nonce, attestationKeyCertified: certified)
+        }
+
+        /// The policy that marks the software TPM's maker virtual.
+        func virtualPolicy() throws -> IntegrityPolicy {
+            let fingerprints = try makers.anchors.map { "\"\(Data(Digest.sha256(try $0.der())).hexString)\"" }
+            return try IntegrityPolicy(json: Data(#"{"virtual_endorsement_cas": [\#(fingerprints.joined(separator: ","))]}"#.utf8))
+        }
+    }
+
+    /// Runs `body` with a software TPM holding the recorded log's PCRs 0 to 7, a private keyring, a TPM-held P-256
+    /// identity, and the log's file.
+    func withMachine(_ body: (PrivateTPM, IntegrityService, Server) async throws -> Void) async throws {
+        let file = try Self.recordedLog
+        let log = try EventLog(Data(contentsOf: file))
+        try await PrivateTPM.with { tpm in
+            try await tpm.extend(log.events.filter { $0.pcr < 8 && $0.type != .noAction }.map { ($0.pcr, $0.digests[.sha256]!) })
+            try await PrivateKeyring.with { keyring in
+                var configuration = DeviceIdentifierConfiguration.default
+                (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (AccessGroup(rawValue: uniqueGroup("integrity"))!, .p256, .tpm)
+                let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+                _ = try await identifier.id
+                let server = try Server(tpm)
+                let service = IntegrityService(
+                    accessGroup: configuration.accessGroup, keyring: keyring.client(), server: server.opener.recipient, identifier: identifier,
+                    eventLog: file.path)
+                try await body(tpm, service, server)
+            }
+        }
+    }
+
+    @Test("The evidence of a machine with Secure Boot on gives BASIC and DEVICE; on a TPM marked virtual, BASIC and VIRTUAL")
+    func verdicts() async throws {
+        try await withMachine { _, service, server in
+            let nonce = Data(try SecureRandom.bytes(32))
+            let sealed = try await service.requestEvidence(nonce: nonce)
+            let verdict = try server.verdict(sealed, nonce: nonce)
+            #expect(verdict.labels == [.basic, .device], "\(verdict.reasons)")
+            #expect(verdict.reasons.map(\.reason) == [.referenceStateUnset])
+            #expect(verdict.secureBoot == true)
+            let virtual = try server.verdict(sealed, nonce: nonce, policy: try server.virtualPolicy())
+            #expect(virtual.labels == [.basic, .virtual] && virtual.reasons.isEmpty, "\(virtual.reasons)")
+            // The evidence holds only the log's events of PCRs 0 to 7.
+            let evidence = try IntegrityEvidence(json: try server.opener.openEvidence(sealed, as: .integrity))
+            #expect(try EventLog(evidence.eventLog).events.allSatisfy { $0.pcr < 8 })
+        }
+    }
+
+    @Test("Refused with their reasons: another nonce, an attestation key not certified, a TPM maker not trusted, a log that does not replay")
+    func refusals() async throws {
+        try await withMachine { tpm, service, server in
+            let nonce = Data(try SecureRandom.bytes(32))
+            let sealed = try await service.requestEvidence(nonce: nonce)
+            let foreign = try server.verdict(sealed, nonce: Data(try SecureRandom.bytes(32)))
+            #expect(foreign.labels.isEmpty && foreign.reasons.map(\.reason) == [.nonceMismatch])
+            let uncertified = try server.verdict(sealed, nonce: nonce, certified: false)
+            #expect(uncertified.labels.isEmpty && uncertified.reasons.first?.reason == .attestationKeyUncertified)
+            // A server that trusts another maker only.
+            let strangerCA = try await ChildProcess.succeed("openssl", [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "/dev/null",
+                "-subj", "/CN=another TPM maker", "-days", "2",
+            ]).stdout
+            let stranger = Server(opener: server.opener, makers: try TPMAttestationVerifier(trustedCertificatesPEM: strangerCA))
+            let untrusted = try stranger.verdict(sealed, nonce: nonce)
+            #expect(untrusted.labels.isEmpty && untrusted.reasons.map(\.reason) == [.endorsementUntrusted, .referenceStateUnset], "\(untrusted.reasons)")
+            // A PCR extended after boot: the log no longer replays, and the first event of that PCR is named.
+            try await tpm.extend([(4, Data(repeating: 0xAB, count: 32))])
+            let later = try await service.requestEvidence(nonce: nonce)
+            let broken = try server.verdict(later, nonce: nonce)
+            #expect(broken.labels.isEmpty && broken.reasons.map(\.reason) == [.logDoesNotReplay] && broken.secureBoot == nil, "\(broken.reasons)")
+            #expect(broken.reasons.first?.detail?.hasPrefix("PCR 4 breaks at event") == true)
+        }
+    }
+}
