@@ -50,6 +50,11 @@ struct Serve: AsyncParsableCommand {
             + "generations made while it is given keep their keys there (see attestation-ca --key-file).",
         valueName: "file"))
     var attestationCAKeyFile: String?
+    @Option(help: ArgumentHelp(
+        "With --tpm-ca: the integrity policy, JSON: the TPM makers' CAs whose TPMs are virtual (their verdicts say "
+            + "MEETS_VIRTUAL_INTEGRITY), and the reference state MEETS_STRONG_INTEGRITY asks for. (default: none virtual, no reference)",
+        valueName: "file"))
+    var integrityPolicy: String?
 
     /// The options, read once into what the server is told; a bad one is a usage error naming it.
     private func configuration() throws -> ServerConfiguration {
@@ -75,10 +80,21 @@ struct Serve: AsyncParsableCommand {
                     }
                     trust.caKeyFile = AttestationCAKeyFile(path: attestationCAKeyFile)
                 }
+                if let integrityPolicy {
+                    do {
+                        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: integrityPolicy))
+                        defer { try? handle.close() }
+                        let json = try handle.read(upToCount: IntegrityPolicy.maximumSize + 1) ?? Data()
+                        trust.integrity = try IntegrityVerifier(makers: makers, policy: try IntegrityPolicy(json: json))
+                    } catch {
+                        throw ConfigurationError("--integrity-policy \(integrityPolicy): \(error)")
+                    }
+                }
                 return trust
             }
             if tpmPseudonymSecretFile != nil, tpm == nil { throw ConfigurationError("--tpm-pseudonym-secret-file goes with --tpm-ca") }
             if attestationCAKeyFile != nil, tpm == nil { throw ConfigurationError("--attestation-ca-key-file goes with --tpm-ca") }
+            if integrityPolicy != nil, tpm == nil { throw ConfigurationError("--integrity-policy goes with --tpm-ca") }
             guard (tlsCert == nil) == (tlsKey == nil) else { throw ConfigurationError("--tls-cert and --tls-key go together") }
             guard [idleTimeout, readTimeout, teamRefresh].allSatisfy((1...3600).contains) else {
                 throw ConfigurationError("--idle-timeout, --read-timeout and --team-refresh take 1 to 3600 seconds")

@@ -11,8 +11,9 @@ public struct IntegrityVerdict: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case labels, reasons, secureBoot = "secure_boot" }
 
-    /// The verdict on checks whose failures are `reasons`, on a TPM marked virtual or not.
-    init(reasons: [IntegrityFailure], secureBoot: Bool?, virtual: Bool) {
+    /// The verdict on checks whose failures are `reasons` (each withholds its label and those above it), on a TPM whose
+    /// maker is marked virtual or not, with Secure Boot on, off or unknown.
+    public init(reasons: [IntegrityFailure], secureBoot: Bool?, virtual: Bool) {
         let withheld = Set(reasons.map(\.reason.withholds))
         var labels: [IntegrityLabel] = []
         if !withheld.contains(.basic) {
@@ -30,6 +31,26 @@ public struct IntegrityVerdict: Sendable, Hashable, Codable {
     }
 }
 
+extension IntegrityVerdict {
+    /// This verdict with `failures` (checks the server made outside the evidence: its nonce) first among its reasons,
+    /// and the labels they withhold taken away.
+    public func adding(_ failures: [IntegrityFailure]) -> IntegrityVerdict {
+        let withheld = Set(failures.map(\.reason.withholds))
+        let kept = labels.filter { label in
+            switch label {
+            case .basic: !withheld.contains(.basic)
+            case .device, .virtual: withheld.isDisjoint(with: [.basic, .device])
+            case .strong: withheld.isDisjoint(with: [.basic, .device, .strong])
+            }
+        }
+        return IntegrityVerdict(labels: kept, reasons: failures + reasons, secureBoot: secureBoot)
+    }
+
+    private init(labels: [IntegrityLabel], reasons: [IntegrityFailure], secureBoot: Bool?) {
+        (self.labels, self.reasons, self.secureBoot) = (labels, reasons, secureBoot)
+    }
+}
+
 /// A check that failed: its stable reason, and what exactly failed where that says more (the first event that breaks a
 /// replay, the variable a Secure Boot state lacks). A detail names positions and the firmware's own names, never the
 /// device's.
@@ -41,7 +62,8 @@ public struct IntegrityFailure: Error, Sendable, Hashable, Codable, CustomString
 
     enum CodingKeys: String, CodingKey { case reason = "code", detail }
 
-    init(_ reason: IntegrityReason, _ detail: String? = nil) {
+    /// A failure of the check `reason`, with what exactly failed.
+    public init(_ reason: IntegrityReason, _ detail: String? = nil) {
         (self.reason, self.detail) = (reason, detail)
     }
 

@@ -15,6 +15,11 @@ public struct IntegrityVerifier: Sendable {
     private let virtualMakers: [X509Certificate]
     private let policy: IntegrityPolicy
 
+    /// A verifier that trusts the makers `makers` trusts, with no CA marked virtual and no reference state.
+    public init(makers: TPMAttestationVerifier) {
+        (self.makers, virtualMakers, policy) = (makers.anchors, [], .empty)
+    }
+
     /// A verifier that trusts the makers `makers` trusts, under `policy`; ``IntegrityPolicyError/untrustedVirtualCA(_:)``
     /// when the policy marks virtual a CA that is not one of them.
     public init(makers: TPMAttestationVerifier, policy: IntegrityPolicy) throws(IntegrityPolicyError) {

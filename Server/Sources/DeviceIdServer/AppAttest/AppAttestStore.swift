@@ -42,6 +42,14 @@ package struct AppAttestStore: Sendable {
         }
     }
 
+    /// Whether a certificate of `attestationKey` (its X9.63 point) was issued for `team`: whether the key's quotes
+    /// speak for a TPM the team's devices proved they hold.
+    package func isCertified(_ attestationKey: [UInt8], team: String) async throws -> Bool {
+        try await database.operation("looking up an attestation key") { session in
+            try await !session.query("SELECT 1 FROM attestation_keys WHERE team = \(team) AND attestation_key = \(attestationKey)").isEmpty
+        }
+    }
+
     /// Counts the App Attest key `keyID` as attested at `now` by `attestationKey` for `team`, and answers how many
     /// distinct keys were last attested on that attestation key's TPM for `team` at `since` or later; `nil` when no
     /// certificate of `attestationKey` was issued for `team`.

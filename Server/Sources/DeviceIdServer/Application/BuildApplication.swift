@@ -7,7 +7,7 @@ import NIOCore
 import Prometheus
 
 /// deviceid-server as `configuration` describes it, on the database it names: Apple's DeviceCheck API (see
-/// ``BitsController``; ``TPMController`` and ``AppAttestController`` with trusted TPM makers) and `GET /health` on
+/// ``BitsController``; ``TPMController``, ``AppAttestController`` and ``IntegrityController`` with trusted TPM makers) and `GET /health` on
 /// ``ServerConfiguration/api``, `GET /metrics` on ``ServerConfiguration/metrics``. The ``Stores`` run as a service of the
 /// application, and are migrated (and the TPM pseudonym secret read) before the API answers. A database that cannot be
 /// opened throws here.
@@ -39,9 +39,11 @@ package func buildApplication(
     if let secrets {
         TPMController(bindings: stores.tpmBindings, appAttest: stores.appAttest, secrets: secrets).addRoutes(to: api, through: endpoints)
         AppAttestController(store: stores.appAttest, secrets: secrets).addRoutes(to: api, through: endpoints)
+        IntegrityController(nonces: stores.integrity, appAttest: stores.appAttest, secrets: secrets).addRoutes(to: api, through: endpoints)
     } else {
         TPMController.addAbsentRoutes(to: api)
         AppAttestController.addAbsentRoutes(to: api)
+        IntegrityController.addAbsentRoutes(to: api)
     }
 
     let metricsRouter = Router()

@@ -15,7 +15,7 @@ struct DeviceCall: Sendable {
 }
 
 /// What every device endpoint does before its own answer, and how a refusal or a failure is answered: the body read
-/// (at most ``maximumBodySize``), the team JWT checked (401), the body's fields and device token verified (400),
+/// (at most ``maximumBodySize``, or the endpoint's own bound), the team JWT checked (401), the body's fields and device token verified (400),
 /// and a database that did not answer (503). Each refusal is counted in ``Refusals`` by reason.
 package struct DeviceEndpoints: Sendable {
     let authorizer: TeamAuthorizer
@@ -38,22 +38,22 @@ package struct DeviceEndpoints: Sendable {
     }
 
     /// Adds `POST path` to `routes` for a call with no device token: `answer` gets the team whose JWT checked, the
-    /// body, and the time; refusals and failures are answered as a device call's.
+    /// body (at most `maximumBodySize`), and the time; refusals and failures are answered as a device call's.
     func post(
-        _ path: RouterPath, on routes: some RouterMethods<BasicRequestContext>,
+        _ path: RouterPath, on routes: some RouterMethods<BasicRequestContext>, maximumBodySize: Int = maximumBodySize,
         answer: @escaping @Sendable (_ team: Team, _ body: Data, _ now: Date) async throws -> Response
     ) {
-        routes.post(path) { request, context in await handle(request, logger: context.logger, answer: answer) }
+        routes.post(path) { request, context in await handle(request, upTo: maximumBodySize, logger: context.logger, answer: answer) }
         for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
             routes.on(path, method: method) { _, _ in Answer.text(.methodNotAllowed, "Method Not Allowed") }
         }
     }
 
-    private func handle(_ request: Request, logger: Logger, answer: (Team, Data, Date) async throws -> Response) async -> Response {
+    private func handle(_ request: Request, upTo maximumBodySize: Int, logger: Logger, answer: (Team, Data, Date) async throws -> Response) async -> Response {
         let now = now()
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: Self.maximumBodySize)
+            body = try await request.body.collect(upTo: maximumBodySize)
         } catch {
             refusals.count("too_large")
             return Answer.text(.contentTooLarge, "Payload Too Large")

@@ -3,7 +3,7 @@ import Logging
 import ServiceLifecycle
 
 /// Where the server keeps its data — an SQLite file, or a PostgreSQL database several servers share — opened once and
-/// handed out by concern: ``teams``, ``bits``, ``tpmBindings``, ``secrets`` and ``appAttest``. Each concern writes its
+/// handed out by concern: ``teams``, ``bits``, ``tpmBindings``, ``secrets``, ``appAttest`` and ``integrity``. Each concern writes its
 /// SQL once where SQLite and PostgreSQL agree and side by side where they do not (``SQLDialect``), makes its own tables
 /// (``migrate()``), and serializes updates of one row in the database itself, so concurrent requests never lose one.
 ///
@@ -20,6 +20,8 @@ package final class Stores: Service {
     package let secrets: SecretStore
     /// The attestation keys App Attest's counts go by, and the keys counted.
     package let appAttest: AppAttestStore
+    /// The nonces issued for integrity verdicts.
+    package let integrity: IntegrityNonceStore
     private let database: SQLDatabase
 
     private init(_ database: SQLDatabase) {
@@ -27,11 +29,13 @@ package final class Stores: Service {
         let dialect = database.dialect
         teams = TeamStore(database) { team in
             DeviceBitStore.removal(of: team, in: dialect) + TPMBindingStore.removal(of: team) + AppAttestStore.removal(of: team)
+                + IntegrityNonceStore.removal(of: team)
         }
         bits = DeviceBitStore(database)
         tpmBindings = TPMBindingStore(database)
         secrets = SecretStore(database)
         appAttest = AppAttestStore(database)
+        integrity = IntegrityNonceStore(database)
     }
 
     /// The stores of the SQLite file at `path` (see ``SQLDatabase/open(sqlitePath:)``: made 0600 if missing, refused
@@ -56,6 +60,7 @@ package final class Stores: Service {
             try await TPMBindingStore.migrate(session)
             try await SecretStore.migrate(session)
             try await AppAttestStore.migrate(session)
+            try await IntegrityNonceStore.migrate(session)
         }
     }
 

@@ -8,6 +8,9 @@ import NIOConcurrencyHelpers
 public struct TPMTrust: Sendable {
     /// The makers trusted, and the checks of attestations.
     public let verifier: TPMAttestationVerifier
+    /// The checks of integrity evidence: the same makers, under the operator's policy (by default, none marked virtual
+    /// and no reference state).
+    package var integrity: IntegrityVerifier
     /// The secret given, or `nil` for the one the server's store keeps.
     private let givenSecret: [UInt8]?
     /// Where the attestation CA's private keys are kept outside the database, if they are.
@@ -48,7 +51,7 @@ public struct TPMTrust: Sendable {
     }
 
     private init(verifier: TPMAttestationVerifier, givenSecret: [UInt8]?) {
-        (self.verifier, self.givenSecret) = (verifier, givenSecret)
+        (self.verifier, self.givenSecret, integrity) = (verifier, givenSecret, IntegrityVerifier(makers: verifier))
     }
 
     /// `secret`, if its size is one taken: ``minimumSecretSize`` to 4,096 bytes.
