@@ -88,6 +88,8 @@ struct CommandFailure: Error {
         case AppAttestError.featureUnsupported, AppAttestError.serverUnavailable: .unavailable
         case AppAttestError.invalidKey: .dataError
         case AppAttestError.invalidInput: .usage
+        case IntegrityError.featureUnsupported, IntegrityError.serverUnavailable, IntegrityError.eventLogUnavailable: .unavailable
+        case IntegrityError.invalidInput: .usage
         case SecureStorageError.cryptoFailure: .software
         case SecureStorageError.derivationTimedOut: .tryAgain
         case SecureStorageError.tpm(let failure): status(for: DeviceIdentifierError.tpm(failure))

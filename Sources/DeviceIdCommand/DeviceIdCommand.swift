@@ -27,7 +27,7 @@ struct DeviceIdCommand: AsyncParsableCommand {
             $DEVICEID_LOG_LEVEL names a level (debug, info, notice…).
             """,
         version: "0.1.0",
-        subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Token.self, ActivateCredential.self, AppAttestCommand.self, Info.self, Delete.self, Doctor.self],
+        subcommands: [Id.self, Regenerate.self, UUIDCommand.self, AppId.self, PublicKey.self, Sign.self, Token.self, ActivateCredential.self, AppAttestCommand.self, IntegrityCommand.self, Info.self, Delete.self, Doctor.self],
         defaultSubcommand: Id.self
     )
 

@@ -51,9 +51,8 @@ struct IntegrityTests {
     /// identity, and the log's file.
     func withMachine(_ body: (PrivateTPM, IntegrityService, Server) async throws -> Void) async throws {
         let file = try Self.recordedLog
-        let log = try EventLog(Data(contentsOf: file))
         try await PrivateTPM.with { tpm in
-            try await tpm.extend(log.events.filter { $0.pcr < 8 && $0.type != .noAction }.map { ($0.pcr, $0.digests[.sha256]!) })
+            try await tpm.replay(eventLog: file)
             try await PrivateKeyring.with { keyring in
                 var configuration = DeviceIdentifierConfiguration.default
                 (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (AccessGroup(rawValue: uniqueGroup("integrity"))!, .p256, .tpm)
@@ -103,7 +102,7 @@ struct IntegrityTests {
             let untrusted = try stranger.verdict(sealed, nonce: nonce)
             #expect(untrusted.labels.isEmpty && untrusted.reasons.map(\.reason) == [.endorsementUntrusted, .referenceStateUnset], "\(untrusted.reasons)")
             // A PCR extended after boot: the log no longer replays, and the first event of that PCR is named.
-            try await tpm.extend([(4, Data(repeating: 0xAB, count: 32))])
+            try await tpm.extend(pcr: 4, sha256: Data(repeating: 0xAB, count: 32))
             let later = try await service.requestEvidence(nonce: nonce)
             let broken = try server.verdict(later, nonce: nonce)
             #expect(broken.labels.isEmpty && broken.reasons.map(\.reason) == [.logDoesNotReplay] && broken.secureBoot == nil, "\(broken.reasons)")

@@ -120,14 +120,20 @@ public final class PrivateTPM: Sendable {
     /// The TCTI that reaches this TPM through its resource manager, for tpm2-tools (`TPM2TOOLS_TCTI`).
     public var tcti: String { "tabrmd:bus_name=\(busName),bus_type=system" }
 
-    /// Extends each PCR of the SHA-256 bank with its digest, in order (`TPM2_PCR_Extend`, by `tpm2_pcrextend`): what a
-    /// firmware does as it boots, so a test can give this TPM the PCRs a recorded log says a machine had.
-    public func extend(_ measurements: [(pcr: Int, sha256: Data)]) async throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["TPM2TOOLS_TCTI"] = tcti
-        for batch in stride(from: 0, to: measurements.count, by: 64).map({ measurements[$0..<min($0 + 64, measurements.count)] }) {
-            try await ChildProcess.succeed("tpm2_pcrextend", batch.map { "\($0.pcr):sha256=\($0.sha256.map { String(format: "%02x", $0) }.joined())" }, environment: environment)
-        }
+    /// The environment tpm2-tools reach this TPM with: this process's, and `TPM2TOOLS_TCTI`.
+    public var toolsEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["TPM2TOOLS_TCTI": tcti]) { $1 }
+    }
+
+    /// Gives this TPM the PCRs 0 to 7 the measured-boot log at `eventLog` records, as its firmware did: each event's
+    /// SHA-256 digest extended into its PCR, in order, as tpm2-tools reads the log (`scripts/replay-eventlog`).
+    public func replay(eventLog: URL) async throws {
+        try await ChildProcess.succeed(script("replay-eventlog"), [eventLog.path], environment: toolsEnvironment)
+    }
+
+    /// Extends PCR `pcr` of the SHA-256 bank with `digest` (`tpm2_pcrextend`): a measurement after the boot.
+    public func extend(pcr: Int, sha256 digest: Data) async throws {
+        try await ChildProcess.succeed("tpm2_pcrextend", ["\(pcr):sha256=" + digest.map { String(format: "%02x", $0) }.joined()], environment: toolsEnvironment)
     }
 
     /// The certificates of the authority that signed this TPM's endorsement certificates (PEM): what a verifier is
