@@ -47,9 +47,17 @@ struct IntegrityTests {
         }
     }
 
-    /// Runs `body` with a software TPM holding the recorded log's PCRs 0 to 7, a private keyring, a TPM-held P-256
-    /// identity, and the log's file.
-    func withMachine(_ body: (PrivateTPM, IntegrityService, Server) async throws -> Void) async throws {
+    /// A software TPM holding the recorded log's PCRs 0 to 7, a private keyring, a TPM-held P-256 identity, the service
+    /// that quotes with it, and the server's side.
+    struct Machine {
+        let tpm: PrivateTPM
+        let keyring: PrivateKeyring
+        let identifier: DefaultDeviceIdentifier
+        let service: IntegrityService
+        let server: Server
+    }
+
+    func withMachine(_ body: (Machine) async throws -> Void) async throws {
         let file = try Self.recordedLog
         try await PrivateTPM.with { tpm in
             try await tpm.replay(eventLog: file)
@@ -62,15 +70,16 @@ struct IntegrityTests {
                 let service = IntegrityService(
                     accessGroup: configuration.accessGroup, keyring: keyring.client(), server: server.opener.recipient, identifier: identifier,
                     eventLog: file.path)
-                try await body(tpm, service, server)
+                try await body(Machine(tpm: tpm, keyring: keyring, identifier: identifier, service: service, server: server))
             }
         }
     }
 
     @Test("The evidence of a machine with Secure Boot on gives BASIC and DEVICE; on a TPM marked virtual, BASIC and VIRTUAL")
     func verdicts() async throws {
-        try await withMachine { _, service, server in
-            let nonce = Data(try SecureRandom.bytes(32))
+        try await withMachine { machine in
+            let (service, server) = (machine.service, machine.server)
+            let nonce = IntegrityNonce.make()
             let sealed = try await service.requestEvidence(nonce: nonce)
             let verdict = try server.verdict(sealed, nonce: nonce)
             #expect(verdict.labels == [.basic, .device], "\(verdict.reasons)")
@@ -86,10 +95,11 @@ struct IntegrityTests {
 
     @Test("Refused with their reasons: another nonce, an attestation key not certified, a TPM maker not trusted, a log that does not replay")
     func refusals() async throws {
-        try await withMachine { tpm, service, server in
-            let nonce = Data(try SecureRandom.bytes(32))
+        try await withMachine { machine in
+            let (tpm, service, server) = (machine.tpm, machine.service, machine.server)
+            let nonce = IntegrityNonce.make()
             let sealed = try await service.requestEvidence(nonce: nonce)
-            let foreign = try server.verdict(sealed, nonce: Data(try SecureRandom.bytes(32)))
+            let foreign = try server.verdict(sealed, nonce: IntegrityNonce.make())
             #expect(foreign.labels.isEmpty && foreign.reasons.map(\.reason) == [.nonceMismatch])
             let uncertified = try server.verdict(sealed, nonce: nonce, certified: false)
             #expect(uncertified.labels.isEmpty && uncertified.reasons.first?.reason == .attestationKeyUncertified)
@@ -108,5 +118,55 @@ struct IntegrityTests {
             #expect(broken.labels.isEmpty && broken.reasons.map(\.reason) == [.logDoesNotReplay] && broken.secureBoot == nil, "\(broken.reasons)")
             #expect(broken.reasons.first?.detail?.hasPrefix("PCR 4 breaks at event") == true)
         }
+    }
+}
+
+extension IntegrityTests {
+    /// A second TPM-held identity of the same TPM, in an access group of its own.
+    func otherIdentity(_ keyring: PrivateKeyring) async throws -> DefaultDeviceIdentifier {
+        var configuration = DeviceIdentifierConfiguration.default
+        (configuration.accessGroup, configuration.keyType, configuration.keyProtection) = (AccessGroup(rawValue: uniqueGroup("integrity-other"))!, .p256, .tpm)
+        let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
+        _ = try await identifier.id
+        return identifier
+    }
+
+    @Test("Refused with their reasons: a quote missing PCR 7, a quote by another identity's attestation key, a SHA-1 log where SHA-256 is read")
+    func alteredQuotes() async throws {
+        try await withMachine { machine in
+            let (service, server) = (machine.service, machine.server)
+            let nonce = IntegrityNonce.make()
+            let evidence = try IntegrityEvidence(json: try server.opener.openEvidence(try await service.requestEvidence(nonce: nonce), as: .integrity))
+            let judge = { (altered: IntegrityEvidence) in
+                try IntegrityVerifier(makers: server.makers, policy: .empty).verdict(for: altered, nonce: nonce, attestationKeyCertified: true)
+            }
+            let wrapped = try #require(try await machine.identifier.wrappedTPMKey(creating: false))
+            // The same attestation key's quote of PCRs 0 to 6, with the values of 0 to 7.
+            let partial = try TPMAttestor.quote(byAttestationKeyOf: wrapped, pcrs: Array(0...6), nonce: nonce)
+            let missing = try judge(evidence.replacing(quote: partial.quoted, signature: partial.signature))
+            #expect(missing.labels.isEmpty && missing.reasons.map(\.reason) == [.pcrSelection], "\(missing.reasons)")
+            #expect(missing.reasons.first?.detail == "the quote selects sha256 [0, 1, 2, 3, 4, 5, 6]")
+            // Another identity's attestation key quotes the same PCRs over the same nonce: named as the signer, it is not
+            // this evidence's key; given as the key, its TPM attestation is this identity's.
+            let other = try #require(try await otherIdentity(machine.keyring).wrappedTPMKey(creating: false))
+            let foreign = try TPMAttestor.quote(byAttestationKeyOf: other, pcrs: IntegrityEvidence.quotedPCRs, nonce: nonce)
+            let signer = try judge(evidence.replacing(quote: foreign.quoted, signature: foreign.signature))
+            #expect(signer.labels.isEmpty && signer.reasons.map(\.reason) == [.quoteSigner], "\(signer.reasons)")
+            let swapped = try judge(evidence.replacing(attestationKey: foreign.attestationKey, quote: foreign.quoted, signature: foreign.signature))
+            #expect(swapped.labels.isEmpty && swapped.reasons.map(\.reason) == [.endorsementUntrusted, .referenceStateUnset], "\(swapped.reasons)")
+            // A legacy log, SHA-1 only, where the verdict reads SHA-256.
+            let legacy = try Data(contentsOf: Self.recordedLog.deletingLastPathComponent().appendingPathComponent("debian-10.bin"))
+            let sha1 = try judge(evidence.replacing(eventLog: legacy))
+            #expect(sha1.labels.isEmpty && sha1.reasons.map(\.reason) == [.logBankMissing], "\(sha1.reasons)")
+        }
+    }
+}
+
+extension IntegrityEvidence {
+    /// This evidence with the parts given in place of its own.
+    func replacing(attestationKey: Data? = nil, quote: Data? = nil, signature: Data? = nil, eventLog: Data? = nil) -> IntegrityEvidence {
+        IntegrityEvidence(
+            attestationKey: attestationKey ?? self.attestationKey, quote: quote ?? self.quote, signature: signature ?? self.signature,
+            pcrValues: pcrValues, eventLog: eventLog ?? self.eventLog, attestation: attestation)
     }
 }
