@@ -56,13 +56,10 @@ origin="app-attest:$app_id"
 printf %s "$origin" > "$folder/origin"
 printf %s "$environment" > "$folder/environment"
 
-# 2. The identity, enrolled once: a token carrying the TPM's attestation sealed to the server; credential activation
-#    relayed by the backend, the TPM's answer and description sent back for the attestation key's certificate, kept.
+# 2. The identity, enrolled once (Examples/AppAttest/enroll.sh): credential activation relayed by the backend, and the
+#    certificate of the identity's attestation key kept.
+DEVICEID=$deviceid "$here/enroll.sh" "$server" "$team" "$key_id" "$team_key" "$group"
 recipient=$(fetch tpm/attestation_key | python3 -c 'import json, sys; print(json.load(sys.stdin)["attestation_key"])')
-token=$("$deviceid" token --team "$team" --access-group "$group" --key-protection tpm --key-type p256 --non-interactive \
-    --attestation-key "$recipient" --require-attestation)
-enrollment=$(backend "$token" challenge | app_attest enroll)
-backend "$token" certify "$enrollment" | app_attest keep-certificate
 
 # 3. A key in the TPM, attested for a challenge of the backend's: the app's evidence is sealed to the server, which
 #    alone opens it; the backend relays it and keeps the server's answer, Apple's attestation object.

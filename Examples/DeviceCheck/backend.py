@@ -8,6 +8,8 @@ python3-cryptography; no Swift.
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN certify ENROLLMENT_JSON
     backend.py SERVER TEAM KEY_ID KEY.pem TOKEN trial
     backend.py SERVER TEAM KEY_ID KEY.pem - app-attest APP_ID EVIDENCE CLIENT_DATA_HASH
+    backend.py SERVER TEAM KEY_ID KEY.pem - integrity-nonce
+    backend.py SERVER TEAM KEY_ID KEY.pem - integrity-verdict EVIDENCE_FILE NONCE
 
 prints the HTTP status and the body, and exits 0 when the status is 200. `challenge` and `activate` relay TPM credential
 activation (a server started with --tpm-ca): `challenge` prints the credential sealed to the device's TPM for the device
@@ -18,6 +20,10 @@ identity's attestation key, which App Attest's evidence carries back to the serv
 `app-attest`, which needs no token (`-` in its place), relays what `deviceid app-attest attest` printed (EVIDENCE,
 base64, sealed to the server) for the app APP_ID (TEAM.ACCESS-GROUP) and the client data's hash (base64) to
 `POST /v1/app_attest/attestation`, which answers Apple's attestation object (`{"attestation_object": BASE64}`).
+
+`integrity-nonce` asks for a nonce (`POST /v1/integrity/nonce`, `{"nonce": BASE64}`), which the app quotes over
+(`deviceid integrity evidence`); `integrity-verdict` relays what the app printed (in EVIDENCE_FILE: base64, sealed to the
+server, and too long for a command's argument) with that nonce to `POST /v1/integrity/verdict`, which answers the verdict (Examples/Integrity).
 
 `trial` is the decision DeviceCheck exists for, a free trial once per device: granted (exit 0) only to a device whose
 key is proven to be in a TPM, whose bits are the TPM's whatever key it makes next, and which never had one (bit0,
@@ -93,6 +99,15 @@ def main() -> int:
         app_id, evidence, client_data_hash = bits
         body = {"app_id": app_id, "evidence": evidence, "client_data_hash": client_data_hash}
         status, text = call(server, "app_attest/attestation", team_jwt(team, key_id, key_path), body)
+        print(status, text)
+        return 0 if status == 200 else 1
+    if action in ("integrity-nonce", "integrity-verdict"):
+        body = {}
+        if action == "integrity-verdict":
+            evidence_file, nonce = bits
+            with open(evidence_file) as file:
+                body = {"evidence": file.read().strip(), "nonce": nonce}
+        status, text = call(server, action.replace("-", "/"), team_jwt(team, key_id, key_path), body)
         print(status, text)
         return 0 if status == 200 else 1
     body = request(token)

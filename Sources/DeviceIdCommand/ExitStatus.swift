@@ -37,7 +37,8 @@ enum ExitStatus: Int32, CaseIterable {
                 + "yours to open: join the tss group, its OpenSSL provider missing, or unreachable), or a token that must carry "
                 + "the TPM's attestation cannot; or, in a Flatpak or Snap sandbox, the Secret portal gave no key for the app's "
                 + "keyring file, or outside one the TPM its password is sealed to cannot be used; or an App Attest attestation "
-                + "before the identity's attestation key was certified (app-attest enroll, then keep-certificate)"
+                + "before the identity's attestation key was certified (app-attest enroll, then keep-certificate); or "
+                + "integrity evidence without a readable event log (the kernel's is root's: the package's boot unit copies it)"
         case .software:
             "internal error, an OpenSSL failure included"
         case .lockDirectory:

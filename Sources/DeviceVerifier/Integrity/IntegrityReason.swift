@@ -1,6 +1,6 @@
 /// Every check a device-integrity verdict can fail, by its stable code: what a backend reads in a verdict's
-/// `reasons`, and what the DocC article's table is generated from (`scripts/integrity-reasons`). Codes are never
-/// renamed or reused; a new check gets a new one.
+/// `reasons`, and what the table of DeviceCheck's article "Device integrity" is generated from
+/// (`scripts/integrity-reasons`). Codes are never renamed or reused; a new check gets a new one.
 public enum IntegrityReason: String, Sendable, CaseIterable, Codable {
     case evidenceMalformed = "evidence_malformed"
     case nonceUnknown = "nonce_unknown"
@@ -57,8 +57,8 @@ public enum IntegrityReason: String, Sendable, CaseIterable, Codable {
     public var summary: String {
         switch self {
         case .evidenceMalformed: "The evidence does not open with the server's key, or is not integrity evidence."
-        case .nonceUnknown: "The nonce is not one this server issued to the team."
-        case .nonceExpired: "The nonce was issued too long ago, or was used already."
+        case .nonceUnknown: "The nonce is not one this server issued to the team, or it was used already."
+        case .nonceExpired: "The nonce was issued more than five minutes ago."
         case .attestationKeyUncertified: "The quote's attestation key was never certified for the team (enroll the identity first)."
         case .endorsementUntrusted: "The TPM's endorsement certificate is not from a maker the server trusts, or is not the attestation key's TPM's."
         case .quoteMalformed: "The quote is not a TPM structure."

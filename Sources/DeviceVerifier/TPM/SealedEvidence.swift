@@ -31,12 +31,13 @@ public enum SealedEvidence: Sendable, CustomStringConvertible {
     }
 
     /// The length a message of `count` bytes is padded to: one length for every App Attest evidence that fits 4,608
-    /// bytes (``AttestationRecipient/paddedLength``), and for every integrity evidence that fits 96 KiB, so that the
-    /// length says nothing of the TPM or the boot; longer ones to the next multiple of 512 bytes or 16 KiB.
+    /// bytes (``AttestationRecipient/paddedLength``), and for every integrity evidence that fits 64 KiB (a log's PCR 0
+    /// to 7 events are tens of kilobytes), so that the length says nothing of the TPM or the boot; longer ones to the
+    /// next multiple of 512 bytes or 16 KiB.
     func paddedLength(of count: Int) -> Int {
         switch self {
         case .appAttest: AttestationRecipient.paddedLength(of: count)
-        case .integrity: count <= 96 * 1024 ? 96 * 1024 : (count + 16383) / 16384 * 16384
+        case .integrity: count <= 64 * 1024 ? 64 * 1024 : (count + 16383) / 16384 * 16384
         }
     }
 
