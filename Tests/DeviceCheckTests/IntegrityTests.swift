@@ -9,16 +9,15 @@ import SecureStorage
 import Testing
 import TPMSupport
 
-/// Device integrity end to end on a software TPM whose PCRs a real machine's log (RHEL 8 on GCE, Secure Boot on) was
-/// replayed into: the library's evidence, opened and judged by the server's verifier; and the evidence altered.
+/// Device integrity end to end on a software TPM whose PCRs real firmware's log (OVMF booting Debian's signed shim, grub
+/// and kernel: `FirmwareLogs`) was replayed into: the library's evidence, opened and judged by the server's verifier;
+/// and the evidence altered.
 @Suite("Device integrity: a quote of a software TPM holding a real machine's PCRs, judged", .serialized)
 struct IntegrityTests {
-    /// The recorded log replayed into the TPM.
-    static var recordedLog: URL {
-        get throws {
-            let folder = try #require(ProcessInfo.processInfo.environment["DEVICEID_TEST_EVENTLOGS"], "run through scripts/test")
-            return URL(fileURLWithPath: folder).appendingPathComponent("go-tpm-tools/rhel8-uefi.bin")
-        }
+    /// A recorded log of a real machine (`DEVICEID_TEST_EVENTLOGS`, the folder `scripts/test --eventlogs` names).
+    static func recordedLog(_ path: String) throws -> URL {
+        let folder = try #require(ProcessInfo.processInfo.environment["DEVICEID_TEST_EVENTLOGS"], "run through scripts/test")
+        return URL(fileURLWithPath: folder).appendingPathComponent(path)
     }
 
     /// The server's side: its opening key, and a verifier that trusts the software TPM's maker under `policy`.
@@ -47,7 +46,7 @@ struct IntegrityTests {
         }
     }
 
-    /// A software TPM holding the recorded log's PCRs 0 to 7, a private keyring, a TPM-held P-256 identity, the service
+    /// A software TPM holding the PCRs 0 to 7 of `log` (OVMF's, Secure Boot on, by default), a private keyring, a TPM-held P-256 identity, the service
     /// that quotes with it, and the server's side.
     struct Machine {
         let tpm: PrivateTPM
@@ -57,8 +56,7 @@ struct IntegrityTests {
         let server: Server
     }
 
-    func withMachine(_ body: (Machine) async throws -> Void) async throws {
-        let file = try Self.recordedLog
+    func withMachine(log file: URL = FirmwareLogs.secureBootOn, _ body: (Machine) async throws -> Void) async throws {
         try await PrivateTPM.with { tpm in
             try await tpm.replay(eventLog: file)
             try await PrivateKeyring.with { keyring in
@@ -71,6 +69,34 @@ struct IntegrityTests {
                     accessGroup: configuration.accessGroup, keyring: keyring.client(), server: server.opener.recipient, identifier: identifier,
                     eventLog: file.path)
                 try await body(Machine(tpm: tpm, keyring: keyring, identifier: identifier, service: service, server: server))
+            }
+        }
+    }
+
+    @Test("Real firmware's logs: the TPM's PCRs are the ones the booted kernel read; Secure Boot off gives BASIC alone, with its reasons")
+    func firmwareLogs() async throws {
+        try await withMachine(log: FirmwareLogs.secureBootOff) { machine in
+            for log in [FirmwareLogs.secureBootOn, FirmwareLogs.secureBootOff] {
+                try await machine.tpm.restart()
+                try await machine.tpm.replay(eventLog: log)
+                let service = IntegrityService(
+                    accessGroup: machine.service.accessGroup, keyring: machine.service.keyring, server: machine.server.opener.recipient,
+                    identifier: machine.identifier, eventLog: log.path)
+                let nonce = IntegrityNonce.make()
+                let evidence = try IntegrityEvidence(json: try machine.server.opener.openEvidence(try await service.requestEvidence(nonce: nonce), as: .integrity))
+                #expect(evidence.pcrValues == (try FirmwareLogs.pcrs(of: log)), "\(log.lastPathComponent)")
+                #expect(try EventLog(Data(contentsOf: log)).replay(.sha256).prefix(8).elementsEqual(try FirmwareLogs.pcrs(of: log)))
+                let verdict = try IntegrityVerifier(makers: machine.server.makers, policy: .empty).verdict(for: evidence, nonce: nonce, attestationKeyCertified: true)
+                let virtual = try IntegrityVerifier(makers: machine.server.makers, policy: machine.server.virtualPolicy())
+                    .verdict(for: evidence, nonce: nonce, attestationKeyCertified: true)
+                if log == FirmwareLogs.secureBootOn {
+                    #expect(verdict.labels == [.basic, .device] && verdict.secureBoot == true, "\(verdict.reasons)")
+                    #expect(virtual.labels == [.basic, .virtual] && virtual.reasons.isEmpty, "\(virtual.reasons)")
+                } else {
+                    #expect(verdict.labels == [.basic] && verdict.secureBoot == false)
+                    #expect(verdict.reasons.map(\.reason) == [.secureBootDisabled, .platformKeyMissing, .signatureDatabaseEmpty, .referenceStateUnset])
+                    #expect(virtual.labels == [.basic] && virtual.reasons.map(\.reason) == [.secureBootDisabled, .platformKeyMissing, .signatureDatabaseEmpty])
+                }
             }
         }
     }
@@ -155,7 +181,7 @@ extension IntegrityTests {
             let swapped = try judge(evidence.replacing(attestationKey: foreign.attestationKey, quote: foreign.quoted, signature: foreign.signature))
             #expect(swapped.labels.isEmpty && swapped.reasons.map(\.reason) == [.endorsementUntrusted, .referenceStateUnset], "\(swapped.reasons)")
             // A legacy log, SHA-1 only, where the verdict reads SHA-256.
-            let legacy = try Data(contentsOf: Self.recordedLog.deletingLastPathComponent().appendingPathComponent("debian-10.bin"))
+            let legacy = try Data(contentsOf: Self.recordedLog("go-tpm-tools/debian-10.bin"))
             let sha1 = try judge(evidence.replacing(eventLog: legacy))
             #expect(sha1.labels.isEmpty && sha1.reasons.map(\.reason) == [.logBankMissing], "\(sha1.reasons)")
         }

@@ -143,3 +143,45 @@ extension MeasuredEvent {
         return MeasuredEvent(number: number, pcr: pcr, type: type, digests: digests, data: data)
     }
 }
+
+extension EventLogTamperTests {
+    /// The verdict's reading of `log` against PCRs 0 to 7 whose values are `values` (by default the log's own replay,
+    /// as a TPM that measured it holds them): its state, or the failure a verdict names.
+    func judged(_ log: EventLog, against values: [Data]? = nil) throws -> Result<SecureBootState, IntegrityFailure> {
+        let values = try values ?? Array(log.replay(.sha256).prefix(8))
+        return Result { () throws(IntegrityFailure) in try IntegrityVerifier.judgeLog(log.encoded(), against: values) }
+    }
+
+    @Test("A verdict names each tamper of the log: a flipped digest, a renamed event, a variable after the separator, a truncated log")
+    func verdictReasons() throws {
+        let log = try log
+        let measured = Array(try log.replay(.sha256).prefix(8))
+        #expect(try judged(log).get().enabled)
+        // A flipped digest: the TPM's PCR 7 no longer agrees, and the event is named.
+        let db = try #require(log.events.first { $0.pcr == 7 && (try? UEFIVariable($0.data).name) == "db" })
+        let flipped = log.replacing(log.events.map { $0 == db ? $0.flippingDigest(.sha256) : $0 })
+        #expect(try judged(flipped, against: measured).failure == IntegrityFailure(.logDoesNotReplay, "PCR 7 breaks at event \(db.number) (EV_EFI_VARIABLE_DRIVER_CONFIG)"))
+        // dbx's event renamed an authority: the PCRs replay the same, and the reading names it.
+        let dbx = try #require(log.events.first { $0.pcr == 7 && (try? UEFIVariable($0.data).name) == "dbx" })
+        let renamed = log.replacing(log.events.map { $0 == dbx ? $0.with(type: .efiVariableAuthority) : $0 })
+        #expect(try judged(renamed, against: measured).failure?.reason == .secureBootUnexpectedVariable)
+        // dbx after the separator: as a firmware that measured it there (its TPM agrees), named; against this TPM's
+        // PCRs, the log no longer replays.
+        let separator = try #require(log.events.first { $0.pcr == 7 && $0.type == .separator })
+        let moved = log.replacing(log.events.filter { $0 != dbx }.flatMap { $0 == separator ? [$0, dbx] : [$0] })
+        #expect(try judged(moved).failure?.reason == .secureBootVariableAfterSeparator)
+        #expect(try judged(moved, against: measured).failure?.reason == .logDoesNotReplay)
+        // Truncated: inside an event, unreadable; after one, the rest of the boot missing.
+        let bytes = log.encoded()
+        #expect(Result { () throws(IntegrityFailure) in try IntegrityVerifier.judgeLog(bytes.prefix(bytes.count - 7), against: measured) }.failure?.reason == .logMalformed)
+        let shorter = log.replacing(Array(log.events.dropLast(3)))
+        #expect(try judged(shorter, against: measured).failure?.reason == .logDoesNotReplay)
+    }
+}
+
+extension Result {
+    /// The failure, or `nil` for a success.
+    var failure: Failure? {
+        if case .failure(let failure) = self { failure } else { nil }
+    }
+}

@@ -68,7 +68,7 @@ public struct IntegrityVerifier: Sendable {
         }
         let state: SecureBootState
         do {
-            state = try replayedState(evidence.eventLog, values)
+            state = try Self.judgeLog(evidence.eventLog, against: values)
         } catch {
             failures.append(error)
             return IntegrityVerdict(reasons: failures, secureBoot: nil, virtual: virtual)
@@ -103,8 +103,8 @@ public struct IntegrityVerifier: Sendable {
         return values
     }
 
-    /// The Secure Boot state of `eventLog`, once it replays to the quoted `values`.
-    private func replayedState(_ eventLog: Data, _ values: [Data]) throws(IntegrityFailure) -> SecureBootState {
+    /// The Secure Boot state of `eventLog`, once it replays to the quoted `values` (PCRs 0 to 7).
+    static func judgeLog(_ eventLog: Data, against values: [Data]) throws(IntegrityFailure) -> SecureBootState {
         let log: EventLog
         do {
             log = try EventLog(eventLog)
