@@ -23,6 +23,7 @@ let groups: KeyValuePairs<String, (inout Report, Int) async throws -> Void> = [
     "strict-json": { try await benchmarkStrictJSON(&$0, iterations: $1 * 20) },
     "tpm": { try await benchmarkTPM(&$0, iterations: $1) },
     "app-attest": { try await benchmarkAppAttest(&$0, iterations: $1) },
+    "integrity": { try await benchmarkIntegrity(&$0, iterations: $1) },
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
