@@ -92,6 +92,7 @@ struct IntegrityTests {
                 if log == FirmwareLogs.secureBootOn {
                     #expect(verdict.labels == [.basic, .device] && verdict.secureBoot == true, "\(verdict.reasons)")
                     #expect(virtual.labels == [.basic, .virtual] && virtual.reasons.isEmpty, "\(virtual.reasons)")
+                    try expectStrong(evidence, nonce: nonce, makers: machine.server.makers)
                 } else {
                     #expect(verdict.labels == [.basic] && verdict.secureBoot == false)
                     #expect(verdict.reasons.map(\.reason) == [.secureBootDisabled, .platformKeyMissing, .signatureDatabaseEmpty, .referenceStateUnset])
@@ -148,6 +149,28 @@ struct IntegrityTests {
 }
 
 extension IntegrityTests {
+    /// STRONG against a reference state of the boot `evidence` records (every certificate that verified it allowed, its
+    /// dbx's entries required); short of it without one of those certificates, or with an entry its dbx lacks.
+    func expectStrong(_ evidence: IntegrityEvidence, nonce: Data, makers: TPMAttestationVerifier) throws {
+        let state = try SecureBootState(try EventLog(evidence.eventLog))
+        let certificates = state.authorities.filter(\.isCertificate).map(\.fingerprint.hexString)
+        #expect(certificates.count == 2, "db's Microsoft UEFI CA for shim, and shim's Debian CA for grub and the kernel")
+        let verdict = { (authorities: [String], entries: [String]) throws -> IntegrityVerdict in
+            let quoted = { (texts: [String]) in texts.map { "\"\($0)\"" }.joined(separator: ", ") }
+            let policy = try IntegrityPolicy(json: Data("""
+                {"reference": {"boot_authorities": [\(quoted(authorities))], "forbidden_entries": [\(quoted(entries))]}}
+                """.utf8))
+            return try IntegrityVerifier(makers: makers, policy: policy).verdict(for: evidence, nonce: nonce, attestationKeyCertified: true)
+        }
+        let entries = state.forbiddenSignatures.map(\.hexString)
+        let strong = try verdict(certificates, entries)
+        #expect(strong.labels == [.basic, .device, .strong] && strong.reasons.isEmpty, "\(strong.reasons)")
+        let unknown = try verdict(Array(certificates.dropLast()), entries)
+        #expect(unknown.labels == [.basic, .device] && unknown.reasons.map(\.reason) == [.bootAuthorityNotAllowed])
+        let outdated = try verdict(certificates, entries + [String(repeating: "ab", count: 48)])
+        #expect(outdated.labels == [.basic, .device] && outdated.reasons.map(\.reason) == [.forbiddenDatabaseOutdated])
+    }
+
     /// A second TPM-held identity of the same TPM, in an access group of its own.
     func otherIdentity(_ keyring: PrivateKeyring) async throws -> DefaultDeviceIdentifier {
         var configuration = DeviceIdentifierConfiguration.default
@@ -168,14 +191,14 @@ extension IntegrityTests {
             }
             let wrapped = try #require(try await machine.identifier.wrappedTPMKey(creating: false))
             // The same attestation key's quote of PCRs 0 to 6, with the values of 0 to 7.
-            let partial = try TPMAttestor.quote(byAttestationKeyOf: wrapped, pcrs: Array(0...6), nonce: nonce)
+            let partial = try TPMQuoteSession(pcrs: Array(0...6)).quote(byAttestationKeyOf: wrapped, nonce: nonce)
             let missing = try judge(evidence.replacing(quote: partial.quoted, signature: partial.signature))
             #expect(missing.labels.isEmpty && missing.reasons.map(\.reason) == [.pcrSelection], "\(missing.reasons)")
             #expect(missing.reasons.first?.detail == "the quote selects sha256 [0, 1, 2, 3, 4, 5, 6]")
             // Another identity's attestation key quotes the same PCRs over the same nonce: named as the signer, it is not
             // this evidence's key; given as the key, its TPM attestation is this identity's.
             let other = try #require(try await otherIdentity(machine.keyring).wrappedTPMKey(creating: false))
-            let foreign = try TPMAttestor.quote(byAttestationKeyOf: other, pcrs: IntegrityEvidence.quotedPCRs, nonce: nonce)
+            let foreign = try TPMQuoteSession(pcrs: IntegrityEvidence.quotedPCRs).quote(byAttestationKeyOf: other, nonce: nonce)
             let signer = try judge(evidence.replacing(quote: foreign.quoted, signature: foreign.signature))
             #expect(signer.labels.isEmpty && signer.reasons.map(\.reason) == [.quoteSigner], "\(signer.reasons)")
             let swapped = try judge(evidence.replacing(attestationKey: foreign.attestationKey, quote: foreign.quoted, signature: foreign.signature))

@@ -57,24 +57,46 @@ public struct IntegrityService: Sendable {
             throw IntegrityError.serverUnavailable("no server key to seal the evidence to: give the verifying server's (GET /v1/tpm/attestation_key), or pin one")
         }
         let attesting = try AttestingIdentity(identifier, accessGroup: accessGroup, keyring: keyring)
+        let identity = attesting.identifier
+        // The TPM is opened and its PCRs read, and the log read, while the keyring gives the identity and the
+        // attestation kept beside it.
+        async let opening = identity.onTPM { try TPMQuoteSession(pcrs: IntegrityEvidence.quotedPCRs) }
+        async let reading = Self.readLog(eventLog)
+        async let keeping = identity.keptAttestation()
         guard let wrapped = try await attesting.wrappedKey() else {
             throw IntegrityError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM")
         }
-        let identity = attesting.identifier
-        let log = try await Self.readLog(eventLog)
+        let log = try await reading
         do {
-            guard let key = try await identity.identity().publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
-            let attestation = try await identity.identityAttestation(of: key, wrapped: wrapped, kept: await identity.keptAttestation())
-            let quote = try await identity.onTPM {
-                try TPMAttestor.quote(byAttestationKeyOf: wrapped, pcrs: IntegrityEvidence.quotedPCRs, nonce: nonce)
-            }
-            let evidence = IntegrityEvidence(
+            let session = try await opening
+            let quote = try await identity.onTPM { try session.quote(byAttestationKeyOf: wrapped, nonce: nonce) }
+            let json = try IntegrityEvidence(
                 attestationKey: quote.attestationKey, quote: quote.quoted, signature: quote.signature, pcrValues: quote.pcrValues,
-                eventLog: log, attestation: attestation)
-            return try recipient.seal(evidence: try evidence.json, as: .integrity)
+                eventLog: log, attestation: try await attestation(of: identity, wrapped: wrapped, by: quote.attestationKey, kept: await keeping)
+            ).json
+            guard json.count <= IntegrityEvidence.maximumSize else {
+                throw IntegrityError.eventLogUnavailable(
+                    "\(eventLog): its events of PCRs 0 to 7 make evidence of \(json.count) bytes, more than the \(IntegrityEvidence.maximumSize) a server takes")
+            }
+            return try recipient.seal(evidence: json, as: .integrity)
+        } catch let error as IntegrityError {
+            throw error
         } catch {
             throw DeviceIdentifierError.wrapping(error)
         }
+    }
+
+    /// The identity's TPM attestation, which tells the server which TPM holds the attestation key `attestationKey` (a
+    /// public area): the one `kept` beside the identity when it is of that key and has its witness (the server checks
+    /// the rest), else one made now and kept.
+    private func attestation(
+        of identity: DefaultDeviceIdentifier, wrapped: Data, by attestationKey: Data, kept: Data?
+    ) async throws -> TPMAttestation {
+        if let kept = kept.flatMap(AttestationRecord.attestation(from:)), kept.attestationKey == attestationKey, kept.witness != nil {
+            return kept
+        }
+        guard let key = try await identity.identity().publicKey else { throw DeviceIdentifierError.privateKeyUnavailable }
+        return try await identity.identityAttestation(of: key, wrapped: wrapped, kept: nil)
     }
 
     /// The log at `path`, its header and its events of ``IntegrityEvidence/quotedPCRs`` alone; read on a worker thread.

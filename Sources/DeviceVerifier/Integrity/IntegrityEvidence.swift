@@ -12,8 +12,9 @@ public struct IntegrityEvidence: Sendable, Hashable {
     /// hold what the boot loader and the system measure (file names, the kernel's command line): the verdict reads
     /// none of it, and the device sends none.
     public static let quotedPCRs = Array(0...7)
-    /// The most evidence read: a log of PCRs 0 to 7 is tens of kilobytes.
-    public static let maximumSize = 1 << 20
+    /// The most evidence read or sealed: a log's events of PCRs 0 to 7 are tens of kilobytes. Sealed and in base64, it
+    /// fits the server's bound on a verdict's request.
+    public static let maximumSize = 256 * 1024
 
     /// The attestation key's public area (`TPM2B_PUBLIC`).
     public let attestationKey: Data

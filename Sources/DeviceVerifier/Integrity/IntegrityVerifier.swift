@@ -135,7 +135,7 @@ public struct IntegrityVerifier: Sendable {
         // A virtual TPM's verdict is never STRONG: its reference state is not judged.
         guard !virtual else { return failures }
         guard let reference = policy.reference else { return failures + [IntegrityFailure(.referenceStateUnset)] }
-        for authority in state.authorities where !reference.bootAuthorities.contains(authority.fingerprint) {
+        for authority in state.authorities where authority.isCertificate && !reference.bootAuthorities.contains(authority.fingerprint) {
             failures.append(IntegrityFailure(.bootAuthorityNotAllowed, "\(authority.variable) \(authority.fingerprint.hexString)"))
         }
         let missing = reference.forbiddenEntries.subtracting(state.forbiddenSignatures)

@@ -97,19 +97,23 @@ public struct SecureBootState: Sendable, Hashable {
     }
 }
 
-/// An authority that verified a boot application: the variable it came from (db, or shim's `Shim`, `MokList`, …) and
-/// the SHA-256 of its certificate (of the whole value when it holds no certificate, as `SbatLevel` does).
+/// An authority PCR 7 records after the separator: the variable it came from (db, or shim's `Shim`, `MokListRT`, …)
+/// and the SHA-256 of its certificate. Shim also records policy there that is no certificate (`SbatLevel`,
+/// `MokListTrusted`): its fingerprint is of the whole value, and ``isCertificate`` is false.
 public struct BootAuthority: Sendable, Hashable {
     /// The variable the authority came from.
     public let variable: String
     /// SHA-256 of the authority's certificate (DER), or of the variable's value when it holds none.
     public let fingerprint: Data
+    /// Whether the value holds a certificate: an authority that verified a boot application.
+    public let isCertificate: Bool
 
     init(_ variable: UEFIVariable) {
         self.variable = variable.name
         // db and MokList entries are EFI_SIGNATURE_DATA (an owner GUID, then the certificate); shim's own is the DER.
         let certificate = [variable.value, variable.value.dropFirst(16)].first { Self.isOneDERSequence(Data($0)) }
         fingerprint = Data(Digest.sha256(Data(certificate ?? variable.value)))
+        isCertificate = certificate != nil
     }
 
     /// Whether `bytes` is one DER SEQUENCE with a long-form length spanning exactly all of them.

@@ -22,9 +22,10 @@ package struct TPMCertification: Sendable {
     package let signature: Data
 }
 
-/// A quote by an attestation key, as the TPM marshaled each part: the AK's public area (`TPM2B_PUBLIC`), the
-/// `TPMS_ATTEST` of type quote it signed (the nonce, the PCR selection and the digest of the PCRs), its signature
-/// (`TPMT_SIGNATURE`, ECDSA with SHA-256), and the values of the quoted PCRs of the SHA-256 bank, read just before.
+/// A quote by an attestation key (``TPMQuoteSession``), as the TPM marshaled each part: the AK's public area
+/// (`TPM2B_PUBLIC`), the `TPMS_ATTEST` of type quote it signed (the nonce, the PCR selection and the digest of the
+/// PCRs), its signature (`TPMT_SIGNATURE`, ECDSA with SHA-256), and the values of the quoted PCRs of the SHA-256 bank,
+/// read just before.
 package struct TPMQuote: Sendable {
     package let attestationKey: Data
     package let quoted: Data
@@ -68,18 +69,6 @@ package enum TPMAttestor {
         let (ak, akPublic) = try attestationKey(tpm, of: owner)
         let (info, signature) = try certify(wrapped, by: ak, over: qualifyingData, in: tpm)
         return TPMCertification(attestationKey: akPublic, certifiedKey: wrapped.publicArea, certifyInfo: info, signature: signature)
-    }
-
-    /// `TPM2_Quote` of `pcrs` (SHA-256 bank, at most eight, ascending) by the attestation key of the device key
-    /// `identity`, with `nonce`; and the PCRs' values, read in the same connection just before. A PCR extended between
-    /// the two makes values whose digest is not the quote's: the verifier then refuses them, and a new quote agrees.
-    package static func quote(byAttestationKeyOf identity: Data, pcrs: [Int], nonce: Data) throws(TPMFailure) -> TPMQuote {
-        let owner = try WrappedKey(der: identity)
-        let tpm = try TSSContext()
-        let (ak, akPublic) = try attestationKey(tpm, of: owner)
-        let values = try tpm.readPCRs("Esys_PCR_Read", pcrs)
-        let (quoted, signature) = try tpm.quote("Esys_Quote", by: ak, pcrs: pcrs, nonce: nonce)
-        return TPMQuote(attestationKey: akPublic, quoted: quoted, signature: signature, pcrValues: values)
     }
 
     /// The public area (`TPM2B_PUBLIC`) of the attestation key of the device key `wrappedKey`.
@@ -148,7 +137,7 @@ package enum TPMAttestor {
     }
 
     /// The attestation key of the device key `wrapped`, made in `tpm`, and its public area.
-    private static func attestationKey(_ tpm: TSSContext, of wrapped: WrappedKey) throws(TPMFailure) -> (ESYS_TR, Data) {
+    static func attestationKey(_ tpm: TSSContext, of wrapped: WrappedKey) throws(TPMFailure) -> (ESYS_TR, Data) {
         let made = try tpm.createPrimary(
             "Esys_CreatePrimary(AK)", in: ESYS_TR(ESYS_TR_RH_OWNER), TPMTemplate.attestationKey(unique: attestationKeyUnique(of: wrapped)))
         return (made.handle, made.publicArea)
