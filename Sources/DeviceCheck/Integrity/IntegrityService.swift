@@ -53,20 +53,21 @@ public struct IntegrityService: Sendable {
     /// Never creates an identity.
     public func requestEvidence(nonce: Data) async throws -> Data {
         guard (1...64).contains(nonce.count) else { throw IntegrityError.invalidInput("a nonce is 1 to 64 bytes") }
-        guard let recipient = try await PinnedAttestationKey.read()?.recipient ?? server else {
-            throw IntegrityError.serverUnavailable("no server key to seal the evidence to: give the verifying server's (GET /v1/tpm/attestation_key), or pin one")
-        }
         let attesting = try AttestingIdentity(identifier, accessGroup: accessGroup, keyring: keyring)
         let identity = attesting.identifier
-        // The TPM is opened and its PCRs read, and the log read, while the keyring gives the identity and the
-        // attestation kept beside it.
+        // The TPM is opened and its PCRs read, the log and a pinned key read, while the keyring gives the identity; the
+        // attestation kept beside it is fetched while the TPM quotes (one request at a time reaches the keyring first).
         async let opening = identity.onTPM { try TPMQuoteSession(pcrs: IntegrityEvidence.quotedPCRs) }
         async let reading = Self.readLog(eventLog)
-        async let keeping = identity.keptAttestation()
+        async let pinning = PinnedAttestationKey.read()
         guard let wrapped = try await attesting.wrappedKey() else {
             throw IntegrityError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM")
         }
+        async let keeping = identity.keptAttestation()
         let log = try await reading
+        guard let recipient = try await pinning?.recipient ?? server else {
+            throw IntegrityError.serverUnavailable("no server key to seal the evidence to: give the verifying server's (GET /v1/tpm/attestation_key), or pin one")
+        }
         do {
             let session = try await opening
             let quote = try await identity.onTPM { try session.quote(byAttestationKeyOf: wrapped, nonce: nonce) }
