@@ -31,7 +31,7 @@ struct UEFIVariable {
         }
         let units = try reader.bytes(Int(nameLength) * 2)
         let codeUnits = stride(from: units.startIndex, to: units.endIndex, by: 2).map { UInt16(units[$0]) | UInt16(units[$0 + 1]) << 8 }
-        guard let name = String(validating: codeUnits, as: UTF16.self), name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 }) else {
+        guard let name = String(validating: codeUnits, as: UTF16.self), name.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) }) else {
             throw .malformed("a variable's name is not printable text")
         }
         self.name = name
