@@ -165,7 +165,7 @@ let package = Package(
         ),
         .testTarget(name: "MainLoopIntegrationTests", dependencies: ["DeviceIdTestSupport"]),
         .testTarget(name: "DeviceIdCommandTests", dependencies: ["DeviceId", "Keyring", "SecureStorage", "DeviceIdTestSupport"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzDriver", "FuzzTargets"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["DeviceVerifier", "FuzzDriver", "FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,12 +29,28 @@ package enum FuzzTarget: String, Fuzzable {
     /// `VerifiedAppAttestation`, as deviceid-server checks an App Attest attestation for its risk metric, of an
     /// attestation signed afresh so that fuzzing reaches past the signature check: see ``ResigningKeys/appAttestation(_:clientDataHash:)``.
     case signedAppAttestation = "signed-app-attestation"
+    /// `EventLog` reading a measured-boot log, then its replays, breaks and PCRs 0–7 kept, and the Secure Boot state it
+    /// records: see ``readEventLog(_:)``.
+    case eventLog = "event-log"
+    /// `IntegrityVerifier`'s check of a quote (`TPMS_ATTEST`) signed afresh by a fixed attestation key, so that fuzzing
+    /// reaches past the signature: see ``judgeQuote(_:)``.
+    case signedIntegrityQuote = "signed-integrity-quote"
 
     package func run(_ input: Data) async -> FuzzOutcome {
         do {
             return try await decode(input) ? .accepted : .refused
         } catch {
             return .refused
+        }
+    }
+
+    /// The error `input`'s decoder threw, or `nil` when it threw none: what the tests match an edge input against.
+    package func error(decoding input: Data) async -> (any Error)? {
+        do {
+            _ = try await decode(input)
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -68,6 +84,10 @@ package enum FuzzTarget: String, Fuzzable {
             let hash = Data(Self.clientDataHash)
             let (object, roots) = try ResigningKeys.appAttestation(input, clientDataHash: hash)
             _ = try VerifiedAppAttestation(attestationObject: object, clientDataHash: hash, trustedRoots: roots)
+        case .eventLog:
+            try Self.readEventLog(input)
+        case .signedIntegrityQuote:
+            _ = try Self.judgeQuote(input)
         }
         return true
     }
@@ -79,7 +99,9 @@ package enum FuzzTarget: String, Fuzzable {
             return [try await encryptor.encrypt(data: Data(), for: Self.item), try await encryptor.encrypt(data: Data("{\"note\":1}".utf8), for: Self.item)]
         case .passphraseParameters:
             return [Data(try await PassphraseKeyProvider(passphrase: KeyringSecret(utf8: "fuzz"), cost: Self.passphraseCost).encryptionKey().parameters)]
-        case .storedIdentity, .legacy, .deviceToken, .signedDeviceToken, .cbor, .signedAppAttestation:
+        case .signedIntegrityQuote:
+            return [Self.quote()]
+        case .storedIdentity, .legacy, .deviceToken, .signedDeviceToken, .cbor, .signedAppAttestation, .eventLog:
             return []
         }
     }

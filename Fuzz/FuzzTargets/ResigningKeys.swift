@@ -92,6 +92,54 @@ enum ResigningKeys {
         return (Data(object.encoded), roots)
     }
 
+    /// The attestation key integrity quotes are re-signed with, `04‖X‖Y‖D`: fixed, not made afresh, so that the seed
+    /// corpus can name it as its quotes' signer. A key for fuzzing, never a device's.
+    private static let quoteKeyBytes = [UInt8](Data(hexString: "04032fa4a59fa8afa12aceb36f7a6ded0da43e9edcafdab3515f44dd7f43dec5b9"
+        + "8848dd22a305f2a857563f7dae881b7dd0b68c6093f3ad8dda0a343bdd449b62eb4e6c0ea81c71f873c2472dcffb7170fe6d4760e5ffb6d57a8b9659ba8c5f70")!)
+
+    /// That key as a TPM writes its public area (`TPM2B_PUBLIC`): ECC on P-256, named with SHA-256, a restricted signing
+    /// key (fixed to its TPM and parent, made in it, `userWithAuth`) bound to ECDSA with SHA-256, no symmetric key, no KDF.
+    static let quoteKeyPublicArea: [UInt8] = {
+        let point = quoteKeyBytes[1..<65]
+        let area: [UInt8] = [0x00, 0x23, 0x00, 0x0B, 0x00, 0x05, 0x00, 0x72, 0x00, 0x00,   // ECC, SHA-256, attributes, no authPolicy
+                             0x00, 0x10, 0x00, 0x18, 0x00, 0x0B, 0x00, 0x03, 0x00, 0x10]   // no symmetric, ECDSA-SHA-256, P-256, no KDF
+            + [0x00, 0x20] + point.prefix(32) + [0x00, 0x20] + point.suffix(32)
+        return [UInt8(area.count >> 8), UInt8(area.count & 0xFF)] + area
+    }()
+
+    /// The key's qualified name under the owner hierarchy (`nameAlg‖H(TPM_RH_OWNER‖name)`): a quote's signer.
+    static let quoteKeyQualifiedName: [UInt8] = {
+        let name = [0x00, 0x0B] + Digest.sha256(Array(quoteKeyPublicArea.dropFirst(2)))
+        return [0x00, 0x0B] + Digest.sha256([0x40, 0x00, 0x00, 0x01] + name)
+    }()
+
+    /// The quote's attestation key, and a verifier (trusting the App Attest CA's root as its one TPM maker: the quote
+    /// check reads no endorsement); or why they could not be made. Kept in types Swift leaves untagged (see ``made``).
+    private static let quoting: (key: P256Key?, verifier: IntegrityVerifier?, failure: (any Error)?) = {
+        do {
+            if let failure = attesting.failure { throw failure }
+            let key = try quoteKeyBytes.withUnsafeBytes { bytes throws(OpenSSLFailure) in try P256Key(privateKeyX963: bytes) }
+            let pem = try AttestationKeyAuthority.pem(ofRootCertificate: Data(attesting.root))
+            return (key, IntegrityVerifier(makers: try TPMAttestationVerifier(trustedCertificatesPEM: Data(pem.utf8))), nil)
+        } catch {
+            return (nil, nil, error)
+        }
+    }()
+
+    /// `quote` (a `TPMS_ATTEST`) signed by the fixed attestation key (a `TPMT_SIGNATURE`, ECDSA with SHA-256), in
+    /// evidence with that key and `pcrValues`, and the verifier that checks it.
+    static func integrityEvidence(quote: Data, pcrValues: [Data]) throws -> (evidence: IntegrityEvidence, verifier: IntegrityVerifier) {
+        if let failure = quoting.failure { throw failure }
+        guard let key = quoting.key, let verifier = quoting.verifier else { throw OpenSSLFailure("P256Key", reason: "no quote key") }
+        let raw = [UInt8](try key.sign(quote, raw: true))
+        let signature = [0x00, 0x18, 0x00, 0x0B, 0x00, 0x20] + raw.prefix(32) + [0x00, 0x20] + raw.suffix(32)
+        // The quote check reads neither a log nor the TPM's attestation.
+        let none = TPMAttestation(endorsementCertificate: Data(), attestationKey: Data(), certifiedKey: Data(), certifyInfo: Data(), signature: Data(), witness: nil)
+        let evidence = IntegrityEvidence(
+            attestationKey: Data(quoteKeyPublicArea), quote: quote, signature: Data(signature), pcrValues: pcrValues, eventLog: Data(), attestation: none)
+        return (evidence, verifier)
+    }
+
     /// `bytes`, a DER outer SEQUENCE, with its length written in one byte more than DER allows.
     private static func longerLength(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.count > 2 else { return bytes }

@@ -78,7 +78,7 @@ public struct IntegrityVerifier: Sendable {
     }
 
     /// The quoted PCRs' values, once the quote vouches for them.
-    private func quotedValues(_ evidence: IntegrityEvidence, nonce: Data) throws(IntegrityFailure) -> [Data] {
+    package func quotedValues(_ evidence: IntegrityEvidence, nonce: Data) throws(IntegrityFailure) -> [Data] {
         guard let area = try? TPMPublicArea(evidence.attestationKey), case .p256(let point, _) = area.key,
               let signer = try? P256Key(publicKeyX963: [UInt8](point)) else {
             throw IntegrityFailure(.evidenceMalformed, "the attestation key is not a P-256 public area")
