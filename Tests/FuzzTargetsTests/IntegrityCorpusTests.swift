@@ -17,6 +17,9 @@ struct IntegrityCorpusTests {
         "edge-startup-locality-4": .unreadable(.malformed("event 2 names a startup locality other than 0 or 3")),
         "edge-unknown-algorithm": .unreadable(.bankMissing(.sha256)),
         "edge-legacy-sha1": .unreadable(.bankMissing(.sha256)),
+        // A legacy log whose PCR 8 event came first, then a second header: kept without that event, it would read as
+        // another kind of log.
+        "edge-legacy-second-header": .unreadable(.malformed("event 2 is a second header (Spec ID Event03)")),
         "edge-zero-length-secureboot": .malformedVariable("SecureBoot"),
     ]
 

@@ -40,6 +40,7 @@ public struct EventLog: Sendable {
                 guard events.count < Self.maximumEvents else { throw .malformed("the log has more than \(Self.maximumEvents) events") }
                 let start = reader.offset
                 let event = try MeasuredEvent.agile(from: &reader, number: events.count + 2, sizes: header.digestSizes)
+                try SpecIDEvent.refuseRepeated(event)
                 if event.type == .noAction, let locality = try StartupLocality(event) { startupLocality = locality.value }
                 events.append(event)
                 ranges.append(start..<reader.offset)
@@ -53,7 +54,9 @@ public struct EventLog: Sendable {
             while !reader.isAtEnd {
                 guard events.count < Self.maximumEvents else { throw .malformed("the log has more than \(Self.maximumEvents) events") }
                 let start = reader.offset
-                events.append(try MeasuredEvent.legacy(from: &reader, number: events.count + 1))
+                let event = try MeasuredEvent.legacy(from: &reader, number: events.count + 1)
+                try SpecIDEvent.refuseRepeated(event)
+                events.append(event)
                 ranges.append(start..<reader.offset)
             }
         }
@@ -92,7 +95,14 @@ public enum EventLogError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// The crypto-agile log's header (`TCG_EfiSpecIDEvent`): the banks, and the size of each one's digests.
 struct SpecIDEvent {
-    static let signature = Data("Spec ID Event03".utf8 + [0])
+    static let signature = Array("Spec ID Event03".utf8) + [0]
+
+    /// Throws when `event`, after the first, is a header too: one only starts a log, and a log whose first events were
+    /// left out must not read as another kind of log (``EventLog/keeping(pcrs:)``).
+    static func refuseRepeated(_ event: MeasuredEvent) throws(EventLogError) {
+        guard event.type == .noAction, event.pcr == 0, event.data.starts(with: signature) else { return }
+        throw .malformed("event \(event.number) is a second header (Spec ID Event03)")
+    }
 
     /// The banks this verifier knows, in the header's order.
     let banks: [PCRBank]
@@ -124,7 +134,7 @@ struct SpecIDEvent {
 /// A `StartupLocality` event (`EV_NO_ACTION` in PCR 0): the locality PCR 0 starts at, 0 or 3 (an H-CRTM's, 4, is
 /// not one a replay can start from, and is refused).
 struct StartupLocality {
-    static let signature = Data("StartupLocality".utf8 + [0])
+    static let signature = Array("StartupLocality".utf8) + [0]
     let value: UInt8
 
     /// The event's locality, or `nil` when `event` is another `EV_NO_ACTION`.

@@ -39,7 +39,7 @@ public struct SecureBootState: Sendable, Hashable {
                 separated = true
             case .efiVariableDriverConfig:
                 let variable = try Self.variable(event, bank)
-                guard let vendor = Self.configurationVariables[variable.name], vendor == variable.vendor else {
+                guard let vendor = Self.configurationVariables[variable.name], variable.vendor.elementsEqual(vendor) else {
                     throw .unexpectedVariable(variable.name, event: event.number)
                 }
                 guard !separated else { throw .variableAfterSeparator(variable.name, event: event.number) }
