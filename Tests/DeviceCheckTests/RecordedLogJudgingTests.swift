@@ -10,7 +10,8 @@ import Testing
 
 /// Every recorded log of a real machine (`DEVICEID_TEST_EVENTLOGS`, the folder `scripts/test --eventlogs` names) given
 /// to a software TPM as its firmware would have: each event extended into its PCR by tpm2-tools' own reading of the log
-/// (`scripts/replay-eventlog`), then quoted by a TPM-held identity's attestation key and judged. tpm2-tools agrees at
+/// (`scripts/replay-eventlog`), then quoted by a TPM-held identity's attestation key, certified as the server certifies
+/// one (credential activation), and judged. tpm2-tools agrees at
 /// each step: `tpm2_pcrread` reads the PCRs the library's replay of the log gives, and `tpm2_checkquote` accepts the
 /// quote the verdict accepts, with the same nonce, and refuses it with another.
 @Suite("Recorded logs replayed into a software TPM, quoted and judged; tpm2_pcrread and tpm2_checkquote agree", .serialized)
@@ -33,7 +34,16 @@ struct RecordedLogJudgingTests {
                 let identifier = try DefaultDeviceIdentifier(configuration: configuration, keyring: keyring.client())
                 _ = try await identifier.id
                 let opener = try AttestationOpener(privateKey: try AttestationOpener.makePrivateKey())
-                let verifier = IntegrityVerifier(makers: try TPMAttestationVerifier(trustedCertificatesPEM: Data(contentsOf: tpm.endorsementCA)))
+                let makers = try TPMAttestationVerifier(trustedCertificatesPEM: Data(contentsOf: tpm.endorsementCA))
+                let verifier = IntegrityVerifier(makers: makers)
+                // The attestation key certified as the server certifies it: the identity's token attested, and the
+                // credential sealed to its endorsement key for its attestation key released by the TPM.
+                let token = try DeviceToken.verify(
+                    try await DeviceCheckDevice(identifier: identifier, team: "TEAM", attestationRecipient: opener.recipient).generateToken(), team: "TEAM")
+                let attested = try makers.verify(token, openedWith: opener)
+                let challenge = try makers.challenge(for: attested)
+                try challenge.check(try await DeviceCheckDevice.activateCredential(
+                    for: identifier, credentialBlob: challenge.credentialBlob, encryptedSecret: challenge.encryptedSecret))
                 let environment = tpm.toolsEnvironment
                 for file in logs {
                     let name = file.lastPathComponent
@@ -53,7 +63,8 @@ struct RecordedLogJudgingTests {
                     let service = IntegrityService(
                         accessGroup: configuration.accessGroup, keyring: keyring.client(), server: opener.recipient, identifier: identifier, eventLog: file.path)
                     let evidence = try IntegrityEvidence(json: try opener.openEvidence(try await service.requestEvidence(nonce: nonce), as: .integrity))
-                    let verdict = verifier.verdict(for: evidence, nonce: nonce, attestationKeyCertified: true)
+                    let certified = IntegrityVerifier.attestationKeyPoint(of: evidence) == attested.attestationKey
+                    let verdict = verifier.verdict(for: evidence, nonce: nonce, attestationKeyCertified: certified)
                     try await expectVerdict(verdict, of: log, name)
                     // tpm2_checkquote, given the same quote, the PCR values and the nonce, accepts it; with another nonce, refuses it.
                     let parts = ["ak.pub": evidence.attestationKey, "quote.msg": evidence.quote, "quote.sig": evidence.signature, "pcrs": Self.toolsPCRFile(evidence.pcrValues)]
@@ -68,7 +79,7 @@ struct RecordedLogJudgingTests {
                     let accepted = try await check(nonce)
                     #expect(accepted.status == 0, "\(name): tpm2_checkquote \(accepted.errorText)")
                     #expect(try await check(IntegrityNonce.make()).status != 0, "\(name): tpm2_checkquote with another nonce")
-                    #expect(verifier.verdict(for: evidence, nonce: IntegrityNonce.make(), attestationKeyCertified: true).reasons.map(\.reason) == [.nonceMismatch])
+                    #expect(verifier.verdict(for: evidence, nonce: IntegrityNonce.make(), attestationKeyCertified: certified).reasons.map(\.reason) == [.nonceMismatch])
                 }
             }
         }
