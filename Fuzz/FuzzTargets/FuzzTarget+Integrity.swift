@@ -43,7 +43,7 @@ extension FuzzTarget {
     /// ``quotedPCRValues``; its `IntegrityFailure` otherwise.
     static func judgeQuote(_ quote: Data) throws -> [Data] {
         let (evidence, verifier) = try ResigningKeys.integrityEvidence(quote: quote, pcrValues: quotedPCRValues.map { Data($0) })
-        return try verifier.quotedValues(evidence, nonce: Data(quoteNonce))
+        return try verifier.quotedValues(evidence, by: try QuotingKey(evidence.attestationKey), nonce: Data(quoteNonce))
     }
 
     /// A quote that passes: `TPM_GENERATED`, `TPM_ST_ATTEST_QUOTE`, the fixed key's qualified name as signer,

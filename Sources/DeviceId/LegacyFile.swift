@@ -1,32 +1,27 @@
 import FoundationEssentials
 import Glibc
 
-/// Reads a legacy identifier's file, telling "there is no such file" from "it could not be read".
+/// Reads a legacy identifier's file, telling "there is no such file" from "it could not be read" (``SmallFile``).
 package enum LegacyFile {
     /// The bytes of the file at `path`; `nil` only when it definitely does not exist (`ENOENT`, `ENOTDIR`).
     /// Anything else — a directory on the path that may not be searched, a symlink loop, an I/O error, a
-    /// directory in its place — is ``DeviceIdentifierError/legacyIdentifierUnreadable(source:reason:)``.
+    /// directory in its place, a file over ``maximumSize`` — is
+    /// ``DeviceIdentifierError/legacyIdentifierUnreadable(source:reason:)``.
     /// Blocking: call it on a worker thread.
     package static func contents(of path: String, source: String) throws -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == ENOENT || failure == ENOTDIR { return nil }
-            throw unreadable(path, source, failure)
-        }
-        defer { close(descriptor) }
-        var contents = Data()
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count == 0 { return contents }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw unreadable(path, source, errno)
+        do {
+            return try SmallFile.read(path, atMost: maximumSize)
+        } catch {
+            switch error {
+            case .missing: return nil
+            case .unreadable(let code, _): throw unreadable(path, source, code)
+            case .tooLarge: throw DeviceIdentifierError.legacyIdentifierUnreadable(source: source, reason: "\(path): it is over \(maximumSize) bytes")
             }
-            contents.append(contentsOf: buffer[0..<count])
         }
     }
+
+    /// The largest legacy file read: an identifier and its metadata are a few hundred bytes.
+    static let maximumSize = 1 << 20
 
     private static func unreadable(_ path: String, _ source: String, _ failure: Int32) -> DeviceIdentifierError {
         .legacyIdentifierUnreadable(source: source, reason: "\(path): \(String(cString: strerror(failure)))")

@@ -219,3 +219,76 @@ extension IntegrityEvidence {
             pcrValues: pcrValues, eventLog: eventLog ?? self.eventLog, attestation: attestation)
     }
 }
+
+extension IntegrityTests {
+    @Test("A key made in software that claims a TPM's attributes, with the genuine witness and quote signed again by it: tpm2_checkquote accepts the quote; the verdict refuses it for its key alone, which no server certified; a key not restricted is refused as unfit")
+    func softwareKey() async throws {
+        try await withMachine { machine in
+            let nonce = IntegrityNonce.make()
+            let genuine = try IntegrityEvidence(json: try machine.server.opener.openEvidence(try await machine.service.requestEvidence(nonce: nonce), as: .integrity))
+            let forger = try P256Key.generate()
+            let point = try forger.publicKeyX963()
+            // The genuine attestation key's public area, which ends with its point's coordinates (each 32 bytes, sized),
+            // with the forger's point: the same attributes, restricted and fixed to a TPM.
+            let coordinates = genuine.attestationKey.suffix(68)
+            #expect(coordinates.prefix(2) == Data([0, 32]) && coordinates.dropFirst(34).prefix(2) == Data([0, 32]))
+            let area = genuine.attestationKey.dropLast(68) + Data([0, 32]) + point.dropFirst().prefix(32) + Data([0, 32]) + point.suffix(32)
+            let qualifiedName = TPMPublicArea.qualifiedName(of: try TPMPublicArea(area).name, under: TPMPublicArea.ownerHierarchy)
+            // A TPMS_ATTEST naming the forger as its signer (its 34-byte qualified name follows the magic, the type and
+            // the name's size), signed by the forger.
+            let resigned = { (attest: Data) throws -> (attest: Data, signature: Data) in
+                let forged = attest.prefix(8) + qualifiedName + attest.dropFirst(8 + qualifiedName.count)
+                let raw = try forger.sign(forged, raw: true)
+                return (forged, Data([0x00, 0x18, 0x00, 0x0B, 0x00, 0x20]) + raw.prefix(32) + Data([0x00, 0x20]) + raw.suffix(32))
+            }
+            let witness = try #require(genuine.attestation.witness)
+            let forgedWitness = try resigned(witness.certifyInfo)
+            let attestation = TPMAttestation(
+                endorsementCertificate: genuine.attestation.endorsementCertificate, attestationKey: area, certifiedKey: genuine.attestation.certifiedKey,
+                certifyInfo: genuine.attestation.certifyInfo, signature: genuine.attestation.signature,
+                witness: (witness.key, forgedWitness.attest, forgedWitness.signature))
+            let quote = try resigned(genuine.quote)
+            let forged = IntegrityEvidence(
+                attestationKey: area, quote: quote.attest, signature: quote.signature, pcrValues: genuine.pcrValues, eventLog: genuine.eventLog,
+                attestation: attestation)
+            let work = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-forgery-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: work) }
+            let stock = try await RecordedLogJudgingTests.checkquote(forged, nonce: nonce, in: work, environment: machine.tpm.toolsEnvironment)
+            #expect(stock.status == 0, "tpm2_checkquote: \(stock.errorText)")
+            let verifier = IntegrityVerifier(makers: machine.server.makers)
+            let verdict = verifier.verdict(for: forged, nonce: nonce, attestationKeyCertified: false)
+            // (The policy sets no reference state, as in every verdict here.)
+            #expect(verdict.labels.isEmpty && verdict.reasons.map(\.reason) == [.attestationKeyUncertified, .referenceStateUnset], "\(verdict.reasons)")
+            // Every other check passes: the server's certification of the key (its credential activated) is what tells
+            // a TPM's quote from this one.
+            #expect(verifier.verdict(for: forged, nonce: nonce, attestationKeyCertified: true).labels == [.basic, .device])
+            // The same key declared unrestricted (it could sign anything): unfit, whatever the server's records say.
+            var unrestricted = area
+            unrestricted[unrestricted.startIndex + 7] &= ~0x01   // TPMA_OBJECT's restricted bit, in its second byte
+            let unfit = verifier.verdict(for: forged.replacing(attestationKey: unrestricted), nonce: nonce, attestationKeyCertified: true)
+            #expect(unfit.labels.isEmpty && unfit.reasons == [IntegrityFailure(.attestationKeyUncertified, "not a restricted P-256 signing key fixed to its TPM")])
+        }
+    }
+}
+
+extension IntegrityTests {
+    @Test("export-log writes the log's header and PCR 0 to 7 events, mode 0444, making its folder; the file it replaces is replaced whole")
+    func exportLog() async throws {
+        // A folder standing for /run, whose swift-deviceid folder the export makes.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("deviceid-export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("swift-deviceid/binary_bios_measurements")
+        for _ in 0..<2 {
+            try await IntegrityService.exportEventLog(from: FirmwareLogs.secureBootOn.path, to: copy.path)
+            let written = try Data(contentsOf: copy)
+            #expect(written == (try EventLog(Data(contentsOf: FirmwareLogs.secureBootOn)).keeping(pcrs: 0...7)))
+            #expect(try EventLog(written).events.allSatisfy { $0.pcr < 8 })
+            let attributes = try FileManager.default.attributesOfItem(atPath: copy.path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o444)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: copy.deletingLastPathComponent().path) == ["binary_bios_measurements"])
+        }
+        await #expect(throws: IntegrityError.self) { try await IntegrityService.exportEventLog(from: folder.appendingPathComponent("none").path, to: copy.path) }
+    }
+}

@@ -1,3 +1,4 @@
+import DeviceVerifier
 import Foundation
 
 /// The measured-boot logs of real firmware that the suite keeps (`Fixtures/eventlogs`, made by its `make-ovmf-logs`:

@@ -1,3 +1,4 @@
+import DeviceVerifier
 import Foundation
 import Threading
 
@@ -133,7 +134,7 @@ public final class PrivateTPM: Sendable {
 
     /// Extends PCR `pcr` of the SHA-256 bank with `digest` (`tpm2_pcrextend`): a measurement after the boot.
     public func extend(pcr: Int, sha256 digest: Data) async throws {
-        try await ChildProcess.succeed("tpm2_pcrextend", ["\(pcr):sha256=" + digest.map { String(format: "%02x", $0) }.joined()], environment: toolsEnvironment)
+        try await ChildProcess.succeed("tpm2_pcrextend", ["\(pcr):sha256=" + digest.hexString], environment: toolsEnvironment)
     }
 
     /// The certificates of the authority that signed this TPM's endorsement certificates (PEM): what a verifier is

@@ -20,9 +20,11 @@ extension IntegrityService {
         if !folder.isEmpty, mkdir(folder, 0o755) != 0, errno != EEXIST {
             throw .eventLogUnavailable("\(folder) cannot be made: \(String(cString: strerror(errno)))")
         }
-        let temporary = path + ".new"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o444)
-        guard descriptor >= 0 else { throw .eventLogUnavailable("\(temporary) cannot be written: \(String(cString: strerror(errno)))") }
+        // A new file of this call's own beside the copy (mkstemp: never an existing name, never followed).
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { throw .eventLogUnavailable("\(path) cannot be written: \(String(cString: strerror(errno)))") }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }

@@ -55,15 +55,15 @@ public struct IntegrityService: Sendable {
         guard (1...64).contains(nonce.count) else { throw IntegrityError.invalidInput("a nonce is 1 to 64 bytes") }
         let attesting = try AttestingIdentity(identifier, accessGroup: accessGroup, keyring: keyring)
         let identity = attesting.identifier
-        // The TPM is opened and its PCRs read, the log and a pinned key read, while the keyring gives the identity; the
-        // attestation kept beside it is fetched while the TPM quotes (one request at a time reaches the keyring first).
+        // The TPM is opened and its PCRs read, the log and a pinned key read, while the keyring gives the identity and
+        // the attestation kept beside it (asked for together, as a process starts, they share one lookup).
         async let opening = identity.onTPM { try TPMQuoteSession(pcrs: IntegrityEvidence.quotedPCRs) }
         async let reading = Self.readLog(eventLog)
         async let pinning = PinnedAttestationKey.read()
+        async let keeping = identity.keptAttestation()
         guard let wrapped = try await attesting.wrappedKey() else {
             throw IntegrityError.featureUnsupported("the identity in \(accessGroup) keeps its key in the keyring, not in the TPM")
         }
-        async let keeping = identity.keptAttestation()
         let log = try await reading
         guard let recipient = try await pinning?.recipient ?? server else {
             throw IntegrityError.serverUnavailable("no server key to seal the evidence to: give the verifying server's (GET /v1/tpm/attestation_key), or pin one")

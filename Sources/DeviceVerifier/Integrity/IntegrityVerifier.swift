@@ -36,20 +36,26 @@ public struct IntegrityVerifier: Sendable {
     }
 
     /// The attestation key's point (X9.63), by which the server looks up whether it certified the key for the team;
-    /// `nil` when the evidence names no P-256 attestation key.
+    /// `nil` when the evidence names no key fit to attest.
     public static func attestationKeyPoint(of evidence: IntegrityEvidence) -> Data? {
-        guard let area = try? TPMPublicArea(evidence.attestationKey), case .p256(let point, _) = area.key else { return nil }
-        return point
+        (try? TPMPublicArea(evidence.attestationKey))?.attestingPoint
     }
 
     /// The verdict on `evidence`, quoted over `nonce` (the one the server issued for it), whose attestation key the
     /// server certified for the team or not, at `date`.
     public func verdict(for evidence: IntegrityEvidence, nonce: Data, attestationKeyCertified: Bool, at date: Date = Date()) -> IntegrityVerdict {
+        let key: QuotingKey
+        do {
+            key = try QuotingKey(evidence.attestationKey)
+        } catch {
+            // A key unfit to attest was never certified, and nothing it signed is read.
+            return IntegrityVerdict(reasons: [error], secureBoot: nil, virtual: false)
+        }
         var failures: [IntegrityFailure] = []
         if !attestationKeyCertified { failures.append(IntegrityFailure(.attestationKeyUncertified)) }
         var virtual = false
         do {
-            let endorsement = try evidence.attestation.endorsement(ofAttestationKey: evidence.attestationKey)
+            let endorsement = try evidence.attestation.endorsement(ofAttestationKey: key.marshaled, signer: key.signer)
             do {
                 try endorsement.verify(anchors: makers, at: date)
                 virtual = !virtualMakers.isEmpty && (try? endorsement.verify(anchors: virtualMakers, at: date)) != nil
@@ -61,7 +67,7 @@ public struct IntegrityVerifier: Sendable {
         }
         let values: [Data]
         do {
-            values = try quotedValues(evidence, nonce: nonce)
+            values = try quotedValues(evidence, by: key, nonce: nonce)
         } catch {
             failures.append(error)
             return IntegrityVerdict(reasons: failures, secureBoot: nil, virtual: virtual)
@@ -77,17 +83,13 @@ public struct IntegrityVerifier: Sendable {
         return IntegrityVerdict(reasons: failures, secureBoot: state.enabled, virtual: virtual)
     }
 
-    /// The quoted PCRs' values, once the quote vouches for them.
-    package func quotedValues(_ evidence: IntegrityEvidence, nonce: Data) throws(IntegrityFailure) -> [Data] {
-        guard let area = try? TPMPublicArea(evidence.attestationKey), case .p256(let point, _) = area.key,
-              let signer = try? P256Key(publicKeyX963: [UInt8](point)) else {
-            throw IntegrityFailure(.evidenceMalformed, "the attestation key is not a P-256 public area")
-        }
+    /// The quoted PCRs' values, once the quote `key` signed vouches for them.
+    package func quotedValues(_ evidence: IntegrityEvidence, by key: QuotingKey, nonce: Data) throws(IntegrityFailure) -> [Data] {
         let info = try TPMQuoteInfo(evidence.quote)
-        guard info.qualifiedSigner == TPMPublicArea.qualifiedName(of: area.name, under: TPMPublicArea.ownerHierarchy) else {
+        guard info.qualifiedSigner == TPMPublicArea.qualifiedName(of: key.area.name, under: TPMPublicArea.ownerHierarchy) else {
             throw IntegrityFailure(.quoteSigner)
         }
-        guard let signature = try? TPMSignature(evidence.signature), signer.verify(signature.raw, for: evidence.quote) else {
+        guard let signature = try? TPMSignature(evidence.signature), key.signer.verify(signature.raw, for: evidence.quote) else {
             throw IntegrityFailure(.quoteSignature)
         }
         guard info.extraData == nonce else { throw IntegrityFailure(.nonceMismatch) }

@@ -86,11 +86,7 @@ extension TPMAttestation {
         _ key: DevicePublicKey, tokenID: String?
     ) throws(TPMAttestationError) -> (attestationKey: TPMPublicArea, witnessName: Data, witnessQualifiedName: Data) {
         let attestationKey = try TPMPublicArea(attestationKey)
-        guard attestationKey.attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]),
-              !attestationKey.attributes.contains(.decrypt),
-              case .p256(let point, scheme: TPMAlgorithm.ecdsa) = attestationKey.key else {
-            throw TPMAttestationError.unsuitableAttestationKey
-        }
+        guard let point = attestationKey.attestingPoint else { throw TPMAttestationError.unsuitableAttestationKey }
         let certified = try TPMPublicArea(certifiedKey)
         guard TPMAttestationVerifier.key(certified.key, isTheKeyOf: key) else {
             throw TPMAttestationError.mismatch("the certified key is another key")

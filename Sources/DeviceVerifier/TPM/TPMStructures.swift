@@ -91,6 +91,14 @@ struct TPMPublicArea {
         name = Data([0x00, 0x0B]) + Digest.sha256(area)
     }
 
+    /// The P-256 point of a key fit to attest: a restricted signing key, not for decryption, made in its TPM and fixed
+    /// to it, bound to ECDSA; `nil` for any other key.
+    var attestingPoint: Data? {
+        guard attributes.isSuperset(of: [.boundToTPM, .restricted, .sign]), !attributes.contains(.decrypt),
+              case .p256(let point, scheme: TPMAlgorithm.ecdsa) = key else { return nil }
+        return point
+    }
+
     /// The owner hierarchy's name (its handle, `TPM_RH_OWNER`): the parent of its primary keys, attestation keys among them.
     static let ownerHierarchy = Data([0x40, 0x00, 0x00, 0x01])
     /// The endorsement hierarchy's name (its handle, `TPM_RH_ENDORSEMENT`): the parent of its primary keys.

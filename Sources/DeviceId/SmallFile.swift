@@ -1,10 +1,11 @@
 import FoundationEssentials
 import Glibc
 
-/// A file another process wrote, read whole by blocking calls, never past a bound.
-enum SmallFile {
+/// A file another process wrote, read whole by blocking calls, never past a bound: a legacy identifier, a pinned key,
+/// an event log. Call it on a worker thread.
+package enum SmallFile {
     /// Why a file was not read.
-    enum Failure: Error {
+    package enum Failure: Error {
         /// It does not exist (`ENOENT`, `ENOTDIR`).
         case missing
         /// It could not be opened or read: `errno`, and what the system says of it.
@@ -14,7 +15,7 @@ enum SmallFile {
     }
 
     /// The bytes of the file at `path`, at most `maximum` of them.
-    static func read(_ path: String, atMost maximum: Int) throws(Failure) -> Data {
+    package static func read(_ path: String, atMost maximum: Int) throws(Failure) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let failure = errno
