@@ -33,21 +33,10 @@ public struct IntegrityVerdict: Sendable, Hashable, Codable {
 
 extension IntegrityVerdict {
     /// This verdict with `failures` (checks the server made outside the evidence: its nonce) first among its reasons,
-    /// and the labels they withhold taken away.
+    /// and the labels they withhold taken away: the labels are computed again from all the reasons, as the verifier
+    /// computed them (a virtual TPM's verdict without VIRTUAL already has a reason that withholds it).
     public func adding(_ failures: [IntegrityFailure]) -> IntegrityVerdict {
-        let withheld = Set(failures.map(\.reason.withholds))
-        let kept = labels.filter { label in
-            switch label {
-            case .basic: !withheld.contains(.basic)
-            case .device, .virtual: withheld.isDisjoint(with: [.basic, .device])
-            case .strong: withheld.isDisjoint(with: [.basic, .device, .strong])
-            }
-        }
-        return IntegrityVerdict(labels: kept, reasons: failures + reasons, secureBoot: secureBoot)
-    }
-
-    private init(labels: [IntegrityLabel], reasons: [IntegrityFailure], secureBoot: Bool?) {
-        (self.labels, self.reasons, self.secureBoot) = (labels, reasons, secureBoot)
+        IntegrityVerdict(reasons: failures + reasons, secureBoot: secureBoot, virtual: labels.contains(.virtual))
     }
 }
 
